@@ -1,0 +1,107 @@
+"""Ledgers: a privacy budget for one protected unit, charged before every release."""
+from __future__ import annotations
+
+from typing import Any
+
+from .accountants import Accountant, make_accountant
+from .errors import BudgetExceededError, invalid
+from .events import NotDifferentiallyPrivate, PrivacyEvent
+from .validation import check_count, check_delta, check_positive
+
+# Relative slack so a release calibrated exactly to the budget is accepted.
+_TOLERANCE = 1e-9
+
+
+class Ledger:
+    """The budget (epsilon, delta) of one protected unit (a user, a cluster, a party).
+
+    `charge(event)` composes the event into a copy of the accountant, checks the
+    spent epsilon at the budget's delta, and only then commits: a refused charge
+    raises `BudgetExceededError` and leaves the ledger unchanged.  Not-DP events
+    are refused by the accountant; record them with `note` instead.
+    """
+
+    def __init__(
+        self,
+        unit: str,
+        epsilon: float,
+        delta: float = 0.0,
+        accountant: "str | Accountant" = "pure-dp",
+    ) -> None:
+        if not isinstance(unit, str) or not unit:
+            raise invalid("unit", unit, "a non-empty string naming the protected unit")
+        self.unit = unit
+        self.epsilon_budget = check_positive("epsilon", epsilon)
+        self.delta_budget = check_delta("delta", delta)
+        self._accountant = make_accountant(accountant)
+        if self._accountant.events:
+            raise invalid("accountant", accountant, "a fresh accountant with no events")
+        self._notes: list[NotDifferentiallyPrivate] = []
+
+    @property
+    def accountant(self) -> Accountant:
+        """A copy of the accountant (the ledger's own cannot be mutated from outside)."""
+        return self._accountant.copy()
+
+    @property
+    def events(self) -> tuple[PrivacyEvent, ...]:
+        return self._accountant.events
+
+    def can_charge(self, event: PrivacyEvent, count: int = 1) -> bool:
+        """Would `charge(event, count)` succeed?"""
+        try:
+            self._trial(event, count)
+        except BudgetExceededError:
+            return False
+        return True
+
+    def charge(self, event: PrivacyEvent, count: int = 1) -> None:
+        """Charge `count` copies of `event`; raise before anything changes if over budget."""
+        self._accountant = self._trial(event, count)
+
+    def _trial(self, event: PrivacyEvent, count: int) -> Accountant:
+        count = check_count("count", count)
+        trial = self._accountant.copy().compose(event, count)
+        spent = trial.epsilon(self.delta_budget)
+        if spent > self.epsilon_budget * (1 + _TOLERANCE):
+            raise BudgetExceededError(
+                f"ledger {self.unit!r}: charging {event!r} x{count} would spend "
+                f"epsilon={spent:.6g} at delta={self.delta_budget:g}, over the budget "
+                f"epsilon={self.epsilon_budget:g}; nothing was charged"
+            )
+        return trial
+
+    def note(self, event: NotDifferentiallyPrivate) -> None:
+        """Record a release whose protection is not DP (masks, k-anonymity)."""
+        if not isinstance(event, NotDifferentiallyPrivate):
+            raise invalid("event", event, "a NotDifferentiallyPrivate event (use charge for DP)")
+        self._notes.append(event)
+
+    def spent(self) -> tuple[float, float]:
+        """(epsilon spent at the budget's delta, that delta)."""
+        return self._accountant.epsilon(self.delta_budget), self.delta_budget
+
+    def remaining(self) -> float:
+        """Epsilon left at the budget's delta (never negative)."""
+        return max(0.0, self.epsilon_budget - self.spent()[0])
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-serialisable summary of the budget and what was spent."""
+        eps, delta = self.spent()
+        return {
+            "unit": self.unit,
+            "accountant": self._accountant.name,
+            "epsilon_budget": self.epsilon_budget,
+            "delta_budget": self.delta_budget,
+            "epsilon_spent": eps,
+            "epsilon_remaining": self.remaining(),
+            "releases": len(self._accountant.events),
+            "not_dp_releases": [n.reason for n in self._notes],
+        }
+
+    def __repr__(self) -> str:
+        eps, delta = self.spent()
+        return (
+            f"Ledger({self.unit!r}, spent epsilon={eps:.4g} of {self.epsilon_budget:g} "
+            f"at delta={delta:g}, {self._accountant.name})"
+        )

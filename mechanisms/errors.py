@@ -1,0 +1,32 @@
+"""Errors raised by the mechanisms layer (all subclass accounting's PrivacyError)."""
+from __future__ import annotations
+
+from accounting.errors import InvalidParameterError, PrivacyError
+
+
+class MechanismError(PrivacyError):
+    """Base class of mechanism errors."""
+
+
+class ShapeError(MechanismError, ValueError):
+    """A value has the wrong shape or dtype for this mechanism."""
+
+
+class OutOfBoundsError(InvalidParameterError):
+    """An input lies outside the mechanism's declared bounds (reject mode)."""
+
+
+class HorizonExceededError(MechanismError):
+    """A streaming mechanism was asked for more releases than its declared horizon."""
+
+
+class MaskError(MechanismError, ValueError):
+    """An orthogonal mask, its partition or a masked batch is invalid."""
+
+
+class SealError(MechanismError):
+    """A sealed message was tampered, truncated, replayed or misaddressed."""
+
+
+class AnonymityError(MechanismError):
+    """An aggregate was requested for a group below the anonymity threshold C."""

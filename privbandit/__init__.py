@@ -1,0 +1,1 @@
+"""privbandit layer: privbandit."""
