@@ -5,11 +5,21 @@ Imports numpy and scipy only; no other package of ours.
 from .accountants import (
     ACCOUNTANTS,
     Accountant,
+    ApproxDPAccountant,
     ExactGaussianAccountant,
     PureDPAccountant,
+    RDPAccountant,
+    ZCDPAccountant,
     make_accountant,
+    register,
 )
-from .calibration import calibrate_gaussian_sigma, calibrate_laplace_scale, tree_nodes_per_record
+from .calibration import (
+    PAPER_TREE_VARIANCES,
+    calibrate_gaussian_sigma,
+    calibrate_laplace_scale,
+    paper_tree_sigma,
+    tree_nodes_per_record,
+)
 from .errors import (
     BudgetExceededError,
     InvalidParameterError,
@@ -29,10 +39,11 @@ from .events import (
 from .ledger import Ledger
 
 __all__ = [
-    "ACCOUNTANTS", "Accountant", "BudgetExceededError", "ComposedEvent",
+    "ACCOUNTANTS", "Accountant", "ApproxDPAccountant", "BudgetExceededError", "ComposedEvent",
     "ExactGaussianAccountant", "GaussianEvent", "InvalidParameterError", "LaplaceEvent",
-    "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError", "PrivacyError",
-    "PrivacyEvent", "PureDPAccountant", "RepeatedEvent", "TreeAggregationEvent",
-    "UnsupportedEventError", "calibrate_gaussian_sigma", "calibrate_laplace_scale",
-    "make_accountant", "tree_nodes_per_record",
+    "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
+    "PAPER_TREE_VARIANCES", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
+    "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
+    "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
+    "paper_tree_sigma", "register", "tree_nodes_per_record",
 ]

@@ -34,7 +34,7 @@ class Ledger:
         self.epsilon_budget = check_positive("epsilon", epsilon)
         self.delta_budget = check_delta("delta", delta)
         self._accountant = make_accountant(accountant)
-        if self._accountant.events:
+        if self._accountant.releases:
             raise invalid("accountant", accountant, "a fresh accountant with no events")
         self._notes: list[NotDifferentiallyPrivate] = []
 
@@ -95,7 +95,7 @@ class Ledger:
             "delta_budget": self.delta_budget,
             "epsilon_spent": eps,
             "epsilon_remaining": self.remaining(),
-            "releases": len(self._accountant.events),
+            "releases": self._accountant.releases,
             "not_dp_releases": [n.reason for n in self._notes],
         }
 

@@ -9,9 +9,9 @@ their leaves by `events.flatten`.
 """
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..errors import NotDifferentiallyPrivateError, UnsupportedEventError
 from ..events import NotDifferentiallyPrivate, PrivacyEvent, RepeatedEvent, flatten
@@ -22,18 +22,24 @@ class Accountant(ABC):
     """Base class: holds the composed events and a summary state `_state`.
 
     Subclasses set `name`, `leaf_costs` (leaf type -> function(leaf, count) ->
-    cost) and implement `_add(state, cost)`, `_epsilon`, `_delta`.
+    cost) and implement `_initial_state`, `_add(state, cost)`, `_epsilon`,
+    `_delta`.  States are values: `_add` returns a new state and never mutates
+    its input, which is what makes `copy` O(1) (a ledger copies its accountant
+    on every charge).
     """
 
     name: ClassVar[str] = "accountant"
     leaf_costs: ClassVar[dict[type, Callable[[Any, int], Any]]] = {}
 
     def __init__(self) -> None:
-        self._events: list[PrivacyEvent] = []
+        # Events live in a persistent linked list (previous node, event): a copy
+        # shares it, and composing into the copy only adds a node of its own.
+        self._log: tuple | None = None
+        self._releases = 0
         self._state = self._initial_state()
 
     # -- composition -----------------------------------------------------
-    def compose(self, event: PrivacyEvent, count: int = 1) -> "Accountant":
+    def compose(self, event: PrivacyEvent, count: int = 1) -> Accountant:
         """Compose `count` copies of `event`; raise and change nothing if unsupported."""
         count = check_count("count", count)
         costs = self._costs(event, count)  # raises before any mutation
@@ -41,7 +47,8 @@ class Accountant(ABC):
         for cost in costs:
             state = self._add(state, cost)
         self._state = state
-        self._events.append(event if count == 1 else RepeatedEvent(event, count))
+        self._log = (self._log, event if count == 1 else RepeatedEvent(event, count))
+        self._releases += 1
         return self
 
     def supports(self, event: object) -> bool:
@@ -80,24 +87,49 @@ class Accountant(ABC):
     @property
     def events(self) -> tuple[PrivacyEvent, ...]:
         """Every event accepted so far, in order."""
-        return tuple(self._events)
+        out = []
+        node = self._log
+        while node is not None:
+            node, event = node
+            out.append(event)
+        return tuple(reversed(out))
 
-    def copy(self) -> "Accountant":
-        """An independent copy (ledgers compose into a copy to test a charge)."""
-        return copy.deepcopy(self)
+    @property
+    def releases(self) -> int:
+        """How many `compose` calls were accepted (len(events), in O(1))."""
+        return self._releases
+
+    def copy(self) -> Accountant:
+        """An independent copy in O(1): the event log is shared, states are values."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)  # not copy.copy: that would flatten the log
+        return new
+
+    def __getstate__(self) -> dict:
+        # Flatten the linked log so pickling never recurses once per event.
+        state = dict(self.__dict__)
+        state["_log"] = self.events
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        events = state.pop("_log")
+        self.__dict__.update(state)
+        self._log = None
+        for event in events:
+            self._log = (self._log, event)
 
     # -- queries ----------------------------------------------------------
     def epsilon(self, delta: float) -> float:
         """Smallest epsilon this accountant certifies at `delta` for all composed events."""
         delta = check_delta("delta", delta)
-        if not self._events:
+        if not self._releases:
             return 0.0
         return float(self._epsilon(delta))
 
     def delta(self, epsilon: float) -> float:
         """Smallest delta this accountant certifies at `epsilon`."""
         epsilon = check_nonnegative("epsilon", epsilon)
-        if not self._events:
+        if not self._releases:
             return 0.0
         return float(min(1.0, max(0.0, self._delta(epsilon))))
 
@@ -115,4 +147,4 @@ class Accountant(ABC):
     def _delta(self, epsilon: float) -> float: ...
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(events={len(self._events)})"
+        return f"{type(self).__name__}(releases={self._releases})"

@@ -24,9 +24,10 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
         return 0.0
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
+    # The true value is > 0 for every mu > 0 (no Gaussian is pure DP): never round to 0.
     if b >= a:
-        return 0.0
-    return float(math.exp(a) * -math.expm1(b - a))
+        return math.ulp(0.0)
+    return max(float(math.exp(a) * -math.expm1(b - a)), math.ulp(0.0))
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:

@@ -1,0 +1,96 @@
+"""`AuditReport`: what was audited, against what claim, and what the samples showed.
+
+Fields: mechanism, relation, pair, claimed epsilon/delta and the claim's
+source, tester and its assumptions, `epsilon_lower_bound` with its
+`confidence`, samples per side, number of pairs tried, wall time and the
+tester's details.  `verdict` is "violation" only when the lower bound exceeds
+the claimed epsilon (at the claimed delta), else "consistent".  `to_dict()` /
+`to_json()` give plain JSON; `AuditReport.from_dict` reads it back.
+`format_table(reports)` renders a fixed-width table for terminals.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+CONSISTENT = "consistent"
+VIOLATION = "violation"
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The outcome of one audit (see the module docstring for each field)."""
+
+    mechanism: str
+    relation: str
+    pair: str
+    claimed_epsilon: float
+    claimed_delta: float
+    claim_source: str
+    tester: str
+    assumptions: str
+    epsilon_lower_bound: float
+    confidence: float
+    samples_per_side: int
+    pairs_tested: int
+    wall_time_s: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """"violation" iff the lower bound exceeds the claim, else "consistent"."""
+        return VIOLATION if self.epsilon_lower_bound > self.claimed_epsilon else CONSISTENT
+
+    @property
+    def violation(self) -> bool:
+        return self.verdict == VIOLATION
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: _plain(v) for k, v in asdict(self).items()}
+        out["verdict"] = self.verdict
+        return out
+
+    def to_json(self, indent: "int | None" = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AuditReport":
+        data = {k: v for k, v in data.items() if k != "verdict"}
+        return cls(**data)
+
+
+def _plain(value: Any) -> Any:
+    """Numpy scalars/arrays and tuples to JSON types; non-finite floats to strings."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+_COLUMNS = (("mechanism", 34), ("tester", 12), ("claim eps", 10), ("delta", 8),
+            ("eps lower", 10), ("conf", 6), ("samples", 9), ("time s", 7), ("verdict", 10))
+
+
+def format_table(reports, expected: "dict[str, str] | None" = None) -> str:
+    """A fixed-width table; `expected` (mechanism -> verdict) adds an "expected" column."""
+    cols = list(_COLUMNS) + ([("expected", 10)] if expected else [])
+    lines = ["  ".join(name.ljust(w) for name, w in cols)]
+    for r in reports:
+        cells = [r.mechanism[:34], r.tester, f"{r.claimed_epsilon:.4g}", f"{r.claimed_delta:.0e}"
+                 if r.claimed_delta else "0", f"{r.epsilon_lower_bound:.4g}", f"{r.confidence:g}",
+                 str(r.samples_per_side), f"{r.wall_time_s:.2f}", r.verdict]
+        if expected:
+            cells.append(expected.get(r.mechanism, ""))
+        lines.append("  ".join(c.ljust(w) for c, (_, w) in zip(cells, cols)))
+    return "\n".join(lines)

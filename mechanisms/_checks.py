@@ -1,0 +1,93 @@
+"""Array validators shared by the mechanisms (small and stable: others import it).
+
+Each check raises with the parameter's name, what was received and what is
+allowed: `ShapeError` for a wrong shape or dtype, `InvalidParameterError` for
+NaN/inf or an out-of-range parameter.  Messages describe arrays by shape,
+dtype and the offending count instead of printing them.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+
+from accounting.errors import invalid
+
+from .errors import ShapeError
+
+# dtype kinds accepted as real numbers: float, signed and unsigned integers.
+_REAL_KINDS = "fiu"
+
+
+def describe(array: np.ndarray) -> str:
+    """A short description of an array for error messages (never its contents)."""
+    return f"an array of shape {array.shape} and dtype {array.dtype}"
+
+
+def real_array(name: str, value: object, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """`value` as a finite float64 array, optionally of exactly `shape`.
+
+    Refuses booleans, complex numbers, strings and objects (ShapeError), a
+    different shape (ShapeError) and NaN or infinite entries
+    (InvalidParameterError).
+    """
+    array = np.asarray(value)
+    if array.dtype.kind not in _REAL_KINDS:
+        raise ShapeError(
+            f"{name} must hold real numbers (float or integer dtype); got {describe(array)}"
+        )
+    if shape is not None and array.shape != shape:
+        raise ShapeError(f"{name} must have shape {shape}; got {describe(array)}")
+    array = array.astype(np.float64, copy=False)
+    if not np.isfinite(array).all():
+        bad = int(array.size - np.count_nonzero(np.isfinite(array)))
+        raise invalid(name, f"{describe(array)} with {bad} NaN/inf entries", "finite entries")
+    return array
+
+
+def finite_real(name: str, value: object) -> float:
+    """A finite real number (bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise invalid(name, value, "a finite real number")
+    x = float(value)
+    if not math.isfinite(x):
+        raise invalid(name, value, "a finite real number")
+    return x
+
+
+def check_interval(lo: object, hi: object) -> tuple[float, float]:
+    """Finite bounds with lo < hi (names `lo` and `hi`)."""
+    lo_f, hi_f = finite_real("lo", lo), finite_real("hi", hi)
+    if not lo_f < hi_f:
+        raise invalid("(lo, hi)", (lo, hi), "finite bounds with lo < hi")
+    return lo_f, hi_f
+
+
+def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
+    """One of a fixed set of option strings."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise invalid(name, value, "one of " + ", ".join(repr(c) for c in choices))
+    return value
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    """An explicit numpy Generator (no global state, no seeds in its place)."""
+    if not isinstance(rng, np.random.Generator):
+        raise invalid("rng", rng, "a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    return rng
+
+
+def check_shape(name: str, shape: object) -> tuple[int, ...]:
+    """A shape: a non-negative int or a tuple of them (bools refused)."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        dims = tuple(dims)  # type: ignore[arg-type]
+    except TypeError:
+        raise invalid(name, shape, "an int or a tuple of ints >= 0") from None
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
+            raise invalid(name, shape, "an int or a tuple of ints >= 0")
+    return tuple(int(d) for d in dims)

@@ -1,0 +1,257 @@
+"""Orthogonal masks (O3M): hide each party's features behind a random rotation.
+
+A mask generator draws a Haar-random orthogonal d x d matrix Q and splits its
+columns by the parties' feature widths d_1 + ... + d_M = d.  Party j receives
+only its column block Q^j (d x d_j) and sends Q^j x^j instead of its features
+x^j; the active party adds the parts into Q x.  Because Q is orthogonal,
+inner products and norms of full vectors are unchanged, so a linear bandit run
+on masked contexts takes exactly the same decisions as one run on the plain
+contexts (seed 003, Section 4.2 "O3M", Algorithm 1 VFUCB steps 2 and 5).
+Blocks travel to the parties sealed with `mechanisms.sealing`.
+
+Shapes: contexts of party j are (..., K, d_j) (any leading batch axes); masked
+parts and their sum are (..., K, d).
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from accounting.events import NotDifferentiallyPrivate
+
+from ._checks import check_rng
+from .errors import MaskError, ShapeError
+
+# Largest allowed entry of |Q^T Q - I| (the issue's validation tolerance).
+ORTHOGONALITY_TOLERANCE = 1e-10
+
+MASK_EVENT = NotDifferentiallyPrivate(
+    "orthogonal mask (O3M, seed 003): hides feature coordinates from semi-honest, "
+    "non-colluding parties; norms and inner products survive; not differential privacy"
+)
+
+
+def _orthonormality_error(columns: np.ndarray) -> float:
+    gram = columns.T @ columns
+    return float(np.max(np.abs(gram - np.eye(gram.shape[0])), initial=0.0))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _check_widths(widths: object, dim: int | None = None) -> tuple[int, ...]:
+    try:
+        items = tuple(widths)  # type: ignore[arg-type]
+    except TypeError:
+        raise MaskError(
+            f"widths must be a sequence of positive integers; got {widths!r}"
+        ) from None
+    ok = len(items) > 0 and all(
+        isinstance(w, numbers.Integral) and not isinstance(w, bool) and w >= 1 for w in items
+    )
+    if not ok:
+        raise MaskError(f"widths must be a non-empty sequence of integers >= 1; got {widths!r}")
+    items = tuple(int(w) for w in items)
+    if dim is not None and sum(items) != dim:
+        raise MaskError(
+            f"widths must sum to the mask dimension d={dim}; got {items!r} (sum {sum(items)})"
+        )
+    return items
+
+
+def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
+    x = np.asarray(contexts)
+    if x.dtype.kind not in "biuf":
+        raise ShapeError(f"contexts of {party} must be real numbers; got dtype {x.dtype}")
+    if x.ndim < 1 or x.shape[-1] != width:
+        raise ShapeError(
+            f"contexts of {party} must have shape (..., {width}) (its width d_j={width}); "
+            f"got shape {x.shape}"
+        )
+    x = x.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(x)):
+        raise MaskError(f"contexts of {party} must be finite; got NaN or infinite entries")
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class PartyMask:
+    """What party j holds: its d x d_j column block of Q, and nothing else.
+
+    Privacy guarantee
+    -----------------
+    Not differential privacy (`event` is `NotDifferentiallyPrivate`).  Relation:
+    semi-honest, non-colluding parties; the adversary is the active party (or an
+    eavesdropper) who sees Q^j x^j but not Q.  What is hidden: the coordinates
+    of x^j, up to an unknown rotation.  What is not: ||Q^j x^j|| = ||x^j|| and
+    every inner product <x^j, y^j> between two of the party's contexts; d_j
+    linearly independent known (plaintext, masked) pairs recover Q^j exactly.
+    Source: seed 003, Section 4.2 (O3M), Algorithm 1 step 5.
+    """
+
+    block: np.ndarray
+    party: int = 0
+
+    def __post_init__(self) -> None:
+        b = np.asarray(self.block)
+        if b.ndim != 2 or b.shape[1] < 1 or b.shape[0] < b.shape[1]:
+            raise ShapeError(
+                f"block must be a d x d_j matrix with d >= d_j >= 1; got shape {b.shape}"
+            )
+        if b.dtype.kind not in "biuf" or not np.all(np.isfinite(b)):
+            raise MaskError("block must hold finite real numbers; got NaN, infinite or non-real")
+        err = _orthonormality_error(b.astype(np.float64))
+        if err > ORTHOGONALITY_TOLERANCE:
+            raise MaskError(
+                f"block must have orthonormal columns to {ORTHOGONALITY_TOLERANCE:g}; "
+                f"got max |B^T B - I| = {err:.3g}"
+            )
+        object.__setattr__(self, "block", _readonly(b))
+
+    @property
+    def dim(self) -> int:
+        """d, the width of masked vectors."""
+        return self.block.shape[0]
+
+    @property
+    def width(self) -> int:
+        """d_j, this party's number of features."""
+        return self.block.shape[1]
+
+    @property
+    def event(self) -> NotDifferentiallyPrivate:
+        return MASK_EVENT
+
+    def mask(self, contexts: object) -> np.ndarray:
+        """Q^j x^j for every row: (..., K, d_j) -> (..., K, d)."""
+        x = _check_contexts(contexts, self.width, f"party {self.party}")
+        return x @ self.block.T
+
+
+@dataclass(frozen=True, eq=False)
+class OrthogonalMask:
+    """A d x d orthogonal matrix Q split into column blocks, one per party.
+
+    Build it with `OrthogonalMask.generate(widths, rng)`; the constructor
+    validates a given Q (square, finite, Q^T Q = I to 1e-10) and the widths
+    (positive integers summing to d).
+
+    Privacy guarantee
+    -----------------
+    Not differential privacy: `event` is `NotDifferentiallyPrivate`, which every
+    DP accountant refuses (record it with `Ledger.note`).  Relation and threat
+    model: semi-honest, non-colluding parties; the generator is trusted and
+    talks to each party over a sealed channel (`mechanisms.sealing`).  Masking
+    is lossless: sum_j Q^j x^j = Q x and Q^T (Q x) = x.  It preserves norms and
+    inner products, so the active party learns ||x|| and <x, y> for every pair
+    of contexts; d known plaintext/masked pairs recover Q (see the known-
+    plaintext attack in `audits/`).  Source: seed 003 (Cao et al., Vertical
+    Federated Linear Contextual Bandits), Section 4.2 (O3M), Algorithm 1.
+    """
+
+    q: np.ndarray
+    widths: tuple
+
+    def __post_init__(self) -> None:
+        q = np.asarray(self.q)
+        if q.ndim != 2 or q.shape[0] != q.shape[1] or q.shape[0] < 1:
+            raise ShapeError(f"q must be a square d x d matrix; got shape {q.shape}")
+        if q.dtype.kind not in "biuf" or not np.all(np.isfinite(q)):
+            raise MaskError("q must hold finite real numbers; got NaN, infinite or non-real")
+        err = _orthonormality_error(q.astype(np.float64))
+        if err > ORTHOGONALITY_TOLERANCE:
+            raise MaskError(
+                f"q must be orthogonal to {ORTHOGONALITY_TOLERANCE:g}; "
+                f"got max |Q^T Q - I| = {err:.3g}"
+            )
+        object.__setattr__(self, "widths", _check_widths(self.widths, q.shape[0]))
+        object.__setattr__(self, "q", _readonly(q))
+
+    @classmethod
+    def generate(cls, widths: object, rng: np.random.Generator) -> "OrthogonalMask":
+        """A Haar-random Q of dimension sum(widths), drawn from `rng`.
+
+        QR of a standard Gaussian matrix, with each column's sign fixed by the
+        sign of R's diagonal so the law is exactly Haar (Mezzadri 2007).
+        """
+        widths = _check_widths(widths)
+        rng = check_rng(rng)
+        d = sum(widths)
+        q, r = np.linalg.qr(rng.standard_normal((d, d)))
+        signs = np.where(np.diag(r) < 0, -1.0, 1.0)
+        return cls(q * signs, widths)
+
+    @property
+    def dim(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def parties(self) -> int:
+        return len(self.widths)
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Column where each party's block starts, plus d at the end."""
+        return tuple(int(o) for o in np.concatenate([[0], np.cumsum(self.widths)]))
+
+    @property
+    def event(self) -> NotDifferentiallyPrivate:
+        return MASK_EVENT
+
+    def _party(self, j: object) -> int:
+        if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= j < self.parties:
+            raise MaskError(f"party j must be an integer in [0, {self.parties}); got {j!r}")
+        return int(j)
+
+    def block(self, j: int) -> np.ndarray:
+        """Q^j, the d x d_j columns of Q that belong to party j (read-only)."""
+        j = self._party(j)
+        lo, hi = self.offsets[j], self.offsets[j + 1]
+        return self.q[:, lo:hi]
+
+    def party(self, j: int) -> PartyMask:
+        """Party j's view: its block only, ready to mask its own contexts."""
+        return PartyMask(self.block(j), party=self._party(j))
+
+    def mask(self, j: int, contexts: object) -> np.ndarray:
+        """Party j's masked part Q^j x^j: (..., K, d_j) -> (..., K, d)."""
+        j = self._party(j)
+        x = _check_contexts(contexts, self.widths[j], f"party {j}")
+        return x @ self.block(j).T
+
+    def mask_all(self, contexts: "list | tuple") -> np.ndarray:
+        """sum_j Q^j x^j for the parties' contexts, in party order: equals Q x."""
+        if not isinstance(contexts, (list, tuple)) or len(contexts) != self.parties:
+            got = len(contexts) if isinstance(contexts, (list, tuple)) else contexts
+            raise ShapeError(
+                f"contexts must be a list of {self.parties} arrays, one per party; got {got!r}"
+            )
+        return sum_masked([self.mask(j, x) for j, x in enumerate(contexts)])
+
+    def unmask(self, masked: object) -> np.ndarray:
+        """Q^T (Q x) = x: only the generator, who holds all of Q, can do this."""
+        y = _check_contexts(masked, self.dim, "the masked batch")
+        return y @ self.q
+
+
+def sum_masked(parts: "list | tuple") -> np.ndarray:
+    """The active party's step: add the parties' masked parts into Q x."""
+    if not isinstance(parts, (list, tuple)) or not parts:
+        raise ShapeError(f"parts must be a non-empty list of masked arrays; got {parts!r}")
+    arrays = [np.asarray(p, dtype=np.float64) for p in parts]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ShapeError(
+            f"parts must all have the same shape (..., K, d); got shapes {sorted(shapes)}"
+        )
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    if not np.all(np.isfinite(total)):
+        raise MaskError("parts must be finite; got NaN or infinite entries")
+    return total

@@ -1,0 +1,80 @@
+"""The randomized-matching decomposition (the intuition of seed 004, §3.4.2).
+
+Each draw matches every user to a uniformly random arm of A_i; a user is kept on
+its arm only when that arm drew at least C + 1 users (the draw is informative for
+it), otherwise it is left free.  Draws continue until every pair's demand
+ceil(D / |A_i|) is met.  No ratio is guaranteed (a rare arm may seldom reach C + 1
+users), so after `max_draws` draws (default K * D, the greedy's size) the
+remaining deficits are topped up with greedy assignments M_j, which keeps the
+result valid; `details["topped_up"]` says how many were added.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from accounting.validation import check_count
+
+from .core import (
+    FREE,
+    Decomposition,
+    check_active,
+    check_decomposable,
+    informative_mask,
+    pair_demand,
+)
+
+
+def randomized_decomposition(
+    active: np.ndarray,
+    demand: int,
+    threshold: int,
+    rng: np.random.Generator,
+    *,
+    max_draws: int | None = None,
+) -> Decomposition:
+    """Random informative matchings until every demand is met (then greedy top-up)."""
+    active = check_active(active)
+    demand = check_count("demand", demand)
+    threshold = check_count("threshold", threshold)
+    check_decomposable(active, threshold)
+    n, k = active.shape
+    cap = check_count("max_draws", k * demand if max_draws is None else max_draws)
+    need = pair_demand(active, demand).ravel()
+    sizes = active.sum(axis=1)
+    order = np.argsort(~active, axis=1, kind="stable")  # active arms first
+    got = np.zeros(n * k, dtype=np.int64)
+    kept: list[np.ndarray] = []
+    drawn = 0
+    while drawn < cap and (got < need).any():
+        chunk = min(max(demand, 64), cap - drawn)
+        picks = np.floor(rng.random((chunk, n)) * sizes).astype(np.int64)
+        arms = order[np.arange(n), picks]
+        patterns = np.where(informative_mask(arms, threshold), arms, FREE)
+        cum = got + np.cumsum(_one_hot(patterns, k), axis=0)
+        done = np.flatnonzero((cum >= need).all(axis=1))
+        stop = int(done[0]) + 1 if done.size else chunk
+        kept.append(patterns[:stop])
+        got = cum[stop - 1]
+        drawn += stop
+    patterns = np.concatenate(kept) if kept else np.zeros((0, n), dtype=np.int64)
+    top = _greedy_top_up(active, (need - got).reshape(n, k))
+    all_patterns = np.concatenate([patterns, top[0]])
+    repeats = np.r_[np.ones(len(patterns), dtype=np.int64), top[1]]
+    details = {"draws": drawn, "topped_up": int(top[1].sum())}
+    return Decomposition(all_patterns, repeats, "randomized", details)
+
+
+def _one_hot(patterns: np.ndarray, k: int) -> np.ndarray:
+    """(R, N * K) int: 1 where pattern r makes user i informative on arm j."""
+    r, n = patterns.shape
+    out = np.zeros((r, n * k), dtype=np.int64)
+    rows, users = np.nonzero(patterns >= 0)
+    out[rows, users * k + patterns[rows, users]] = 1
+    return out
+
+
+def _greedy_top_up(active: np.ndarray, deficit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy M_j for each arm with a deficit, repeated its largest deficit."""
+    arms = np.flatnonzero((deficit > 0).any(axis=0))
+    patterns = np.where(active[:, arms].T, arms[:, None], FREE)
+    return patterns.reshape(arms.size, active.shape[0]), deficit[:, arms].max(axis=0)

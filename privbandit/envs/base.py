@@ -1,0 +1,138 @@
+"""The environment interface and its block-wise world stream.
+
+An environment owns the world: the users' hidden parameters, the items of
+each round, the reward draws, the oracle's best action and the regret.
+Policies only see `Round.items` and `Outcome.feedback`.
+
+Protocol, for t = 0, 1, 2, ... in order:
+
+    env.reset(rng)                 # start the round stream (once per run)
+    rnd = env.observe(t)           # Round(t, user, items)
+    out = env.act(t, action)       # Outcome(reward, feedback, regret, expected)
+
+Rounds are generated in blocks: each block of B rounds costs one RNG call per
+kind of randomness (arrivals, items, reward noise), in a fixed order, so a
+seed fixes every round bit for bit.  Items handed to policies are read-only.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import HorizonError, config_error
+
+# Target number of float64 context entries per block (about 2 MB).
+BLOCK_ENTRIES = 1 << 18
+
+
+class Round(NamedTuple):
+    """What a policy sees at round t: the arriving user and the items, (K, d) read-only."""
+
+    t: int
+    user: int
+    items: np.ndarray
+
+
+class Outcome(NamedTuple):
+    """The result of an action: realised reward, the policy's feedback, pseudo-regret,
+    and the action's expected reward."""
+
+    reward: float
+    feedback: Any
+    regret: float
+    expected: float
+
+
+def block_rounds(per_round_entries: int, block: int | None) -> int:
+    """Rounds per block: `block` if given, else about BLOCK_ENTRIES entries (16..4096)."""
+    if block is None:
+        return int(np.clip(BLOCK_ENTRIES // max(per_round_entries, 1), 16, 4096))
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+        raise config_error("block", block, "None or an integer >= 1")
+    return int(block)
+
+
+def check_user_probs(user_probs: object, n_users: int) -> np.ndarray | None:
+    """None (uniform arrival) or n_users non-negative probabilities summing to 1."""
+    if user_probs is None:
+        return None
+    p = np.asarray(user_probs, dtype=np.float64)
+    if p.shape != (n_users,) or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise config_error(
+            "user_probs", user_probs, f"{n_users} finite non-negative probabilities"
+        )
+    if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-9):
+        raise config_error("user_probs", user_probs, "probabilities summing to 1")
+    return p / p.sum()
+
+
+class Environment(ABC):
+    """Base class: serves rounds in order from blocks drawn by `_draw_block`.
+
+    Subclasses set `n_users`, `dim`, `n_items` and implement `_draw_block`
+    (returns a dict of arrays whose first axis is the round within the block;
+    it must contain "users" (B,) and "items" (B, K, d)), `act` and `describe`.
+    """
+
+    n_users: int
+    dim: int
+    n_items: int
+    horizon: int | None = None
+
+    def __init__(self, block: int) -> None:
+        self._block_size = block
+        self._rng: np.random.Generator | None = None
+        self._block: dict[str, np.ndarray] = {}
+        self._start = 0
+        self._next = 0
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Start a fresh round stream from `rng` (the hidden world is unchanged)."""
+        if not isinstance(rng, np.random.Generator):
+            raise config_error("rng", rng, "a numpy.random.Generator")
+        self._rng = rng
+        self._block = {}
+        self._start = 0
+        self._next = 0
+
+    def observe(self, t: int) -> Round:
+        """The round t: user and items.  Rounds must be observed in order 0, 1, 2, ..."""
+        if self._rng is None:
+            raise HorizonError("call reset(rng) before observe(t)")
+        if t != self._next:
+            raise HorizonError(f"rounds are served in order: expected t={self._next}; got t={t}")
+        if self.horizon is not None and t >= self.horizon:
+            raise HorizonError(f"t must be < horizon={self.horizon}; got t={t}")
+        i = t - self._start
+        if not self._block or i >= self._block["users"].shape[0]:
+            self._start = t
+            self._block = self._draw_block(self._block_size, self._rng)
+            for arr in self._block.values():
+                arr.flags.writeable = False
+            i = 0
+        self._next = t + 1
+        return Round(t, int(self._block["users"][i]), self._block["items"][i])
+
+    def _row(self, t: int) -> int:
+        """Index of round t in the current block (t must be the last observed round)."""
+        if t != self._next - 1:
+            raise HorizonError(f"act on the round just observed (t={self._next - 1}); got t={t}")
+        return t - self._start
+
+    @abstractmethod
+    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Draw `size` rounds of arrivals, items and reward noise."""
+
+    @abstractmethod
+    def act(self, t: int, action: Any) -> Outcome:
+        """Play `action` at the round just observed."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """A JSON-serialisable description of the environment (no hidden parameters)."""
+
+    def true_clusters(self) -> np.ndarray | None:
+        """Hidden cluster label of each user, for evaluation by the run loop only."""
+        return None

@@ -1,0 +1,132 @@
+"""Item sources: the documented distributions of each round's K item vectors.
+
+Each source draws a whole block of rounds in one call: `draw(rounds, rng)`
+returns a (rounds, K, d) float64 array whose rows have norm <= `bound`.
+
+- `SphereItems`: standard Gaussian vectors normalised to unit norm, i.e.
+  uniform on the sphere (seed 001's synthetic items; seed 003's N(0, 0.05 I)
+  items normalised are the same distribution).
+- `BiasedSphereItems`: x = [g / ||g|| / sqrt 2, 1 / sqrt 2] with g ~ N(0, I_{d-1})
+  (seed 000's generator, see notes/seed-clarifications.md), so ||x|| = 1 and
+  x . theta lies in [0, 1] for theta of the same form.
+- `PoolItems`: K distinct rows drawn uniformly, without replacement, from a
+  fixed pool of item features (real data).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from accounting.validation import check_positive
+
+from ..errors import NormBoundError, ShapeError, config_error
+from ..policies.base import check_dim
+
+_NORM_SLACK = 1e-9
+
+
+class ItemSource(ABC):
+    """K items of dimension d per round, norms <= bound."""
+
+    dim: int
+    n_items: int
+    bound: float
+
+    @abstractmethod
+    def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        """Items of `rounds` rounds, (rounds, K, d), in one vectorized draw."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """JSON-serialisable description."""
+
+
+def _unit_rows(g: np.ndarray) -> np.ndarray:
+    g /= np.sqrt(np.einsum("...d,...d->...", g, g))[..., None]
+    return g
+
+
+class SphereItems(ItemSource):
+    """Uniform on the unit sphere of R^dim: normalised standard Gaussians."""
+
+    def __init__(self, dim: int, n_items: int) -> None:
+        self.dim = check_dim("dim", dim)
+        self.n_items = check_dim("n_items", n_items)
+        self.bound = 1.0
+
+    def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        return _unit_rows(rng.standard_normal((rounds, self.n_items, self.dim)))
+
+    def describe(self) -> dict[str, Any]:
+        return {"items": "sphere", "dim": self.dim, "n_items": self.n_items}
+
+
+class BiasedSphereItems(ItemSource):
+    """Seed 000's items: [u / sqrt 2, 1 / sqrt 2] with u uniform on the sphere of R^(dim-1)."""
+
+    def __init__(self, dim: int, n_items: int) -> None:
+        self.dim = check_dim("dim", dim)
+        if self.dim < 2:
+            raise config_error("dim", dim, "an integer >= 2 (one coordinate is the constant)")
+        self.n_items = check_dim("n_items", n_items)
+        self.bound = 1.0
+
+    def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        g = rng.standard_normal((rounds, self.n_items, self.dim - 1))
+        out = np.empty((rounds, self.n_items, self.dim))
+        out[..., :-1] = _unit_rows(g) * np.sqrt(0.5)
+        out[..., -1] = np.sqrt(0.5)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"items": "biased-sphere", "dim": self.dim, "n_items": self.n_items}
+
+
+class PoolItems(ItemSource):
+    """K distinct items per round, uniform without replacement from a fixed pool (P, d).
+
+    `bound` defaults to the largest row norm of the pool; a given bound must
+    hold for every row.
+    """
+
+    def __init__(self, features: np.ndarray, n_items: int, *, bound: float | None = None) -> None:
+        f = np.array(features, dtype=np.float64)
+        if f.ndim != 2 or f.shape[0] == 0 or f.shape[1] == 0:
+            raise ShapeError(f"features must be a non-empty (P, d) array; got shape {f.shape}")
+        if not np.all(np.isfinite(f)):
+            raise config_error("features", "array", "finite values")
+        self.n_items = check_dim("n_items", n_items)
+        if self.n_items > f.shape[0]:
+            raise config_error(
+                "n_items", n_items, f"at most the pool's item count {f.shape[0]}"
+            )
+        norms = np.sqrt(np.einsum("pd,pd->p", f, f))
+        if bound is None:
+            self.bound = float(norms.max()) or 1.0
+        else:
+            self.bound = check_positive("bound", bound)
+            if norms.max() > self.bound * (1 + _NORM_SLACK):
+                raise NormBoundError(
+                    f"features must have L2 norm <= bound={self.bound:g}; "
+                    f"got a row of norm {norms.max():.6g}"
+                )
+        f.flags.writeable = False
+        self.features = f
+        self.dim = f.shape[1]
+
+    @property
+    def pool_size(self) -> int:
+        return self.features.shape[0]
+
+    def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        keys = rng.random((rounds, self.pool_size))
+        idx = np.argpartition(keys, self.n_items - 1, axis=1)[:, : self.n_items]
+        return self.features[idx]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "items": "pool", "dim": self.dim, "n_items": self.n_items,
+            "pool_size": self.pool_size, "bound": self.bound,
+        }

@@ -1,0 +1,130 @@
+"""`LinearUsersEnv`: users with hidden preference vectors, one item chosen per round.
+
+Round t: a user u_t arrives (uniformly, or with given probabilities), K items
+x_{t,1..K} are drawn from an `ItemSource`, the policy picks one item k and
+observes its reward:
+- "bernoulli": reward ~ Bernoulli(clip(x . theta_u, 0, 1)); expected reward
+  clip(x . theta_u, 0, 1) (seed 000's model; seed-clarifications.md);
+- "gaussian": reward = x . theta_u + noise_sd * N(0, 1); expected x . theta_u.
+Pseudo-regret of round t: max_k E[reward of k] - E[reward of the chosen item].
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accounting.validation import check_nonnegative
+
+from ..errors import ShapeError, config_error
+from ..policies.base import check_action
+from .base import Environment, Outcome, block_rounds, check_user_probs
+from .items import ItemSource
+
+REWARD_MODELS = ("bernoulli", "gaussian")
+
+
+def check_preferences(theta: object, dim: int) -> np.ndarray:
+    """A finite (n_users, dim) array with n_users >= 1, copied and made read-only."""
+    th = np.array(theta, dtype=np.float64)
+    if th.ndim != 2 or th.shape[1] != dim:
+        raise ShapeError(f"theta must be an (n_users, {dim}) array; got shape {th.shape}")
+    if th.shape[0] == 0:
+        raise config_error("n_users", 0, "an integer >= 1 (theta has no rows)")
+    if not np.all(np.isfinite(th)):
+        raise config_error("theta", "array", "finite values")
+    th.flags.writeable = False
+    return th
+
+
+def check_labels(labels: object, n_users: int) -> np.ndarray | None:
+    """None or n_users integer cluster labels."""
+    if labels is None:
+        return None
+    lab = np.array(labels)
+    if lab.shape != (n_users,) or not np.issubdtype(lab.dtype, np.integer):
+        raise ShapeError(f"clusters must be {n_users} integer labels; got {lab.dtype} {lab.shape}")
+    lab.flags.writeable = False
+    return lab
+
+
+class LinearUsersEnv(Environment):
+    """Linear contextual users; see the module docstring for the model.
+
+    theta: (n_users, d) hidden preferences; items: the item source (fixes d,
+    K and the item norm bound); clusters: optional (n_users,) true cluster
+    labels (read only by the run loop, for the detection error).
+    """
+
+    def __init__(
+        self,
+        theta: np.ndarray,
+        items: ItemSource,
+        *,
+        user_probs: np.ndarray | None = None,
+        reward: str = "bernoulli",
+        noise_sd: float = 0.1,
+        clusters: np.ndarray | None = None,
+        block: int | None = None,
+        horizon: int | None = None,
+        name: str = "linear-users",
+    ) -> None:
+        if not isinstance(items, ItemSource):
+            raise config_error("items", items, "an ItemSource")
+        self.items = items
+        self.dim = items.dim
+        self.n_items = items.n_items
+        self._theta = check_preferences(theta, self.dim)
+        self.n_users = self._theta.shape[0]
+        self.user_probs = check_user_probs(user_probs, self.n_users)
+        if reward not in REWARD_MODELS:
+            raise config_error("reward", reward, f"one of {REWARD_MODELS}")
+        self.reward_model = reward
+        self.noise_sd = check_nonnegative("noise_sd", noise_sd)
+        self._clusters = check_labels(clusters, self.n_users)
+        self.horizon = horizon
+        self.name = name
+        super().__init__(block_rounds(self.n_items * self.dim, block))
+
+    def _arrivals(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.user_probs is None:
+            return rng.integers(self.n_users, size=size)
+        return rng.choice(self.n_users, size=size, p=self.user_probs)
+
+    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        users = self._arrivals(size, rng)
+        items = self.items.draw(size, rng)
+        means = np.matmul(items, self._theta[users][:, :, None])[..., 0]
+        if self.reward_model == "bernoulli":
+            noise = rng.random(size)
+            np.clip(means, 0.0, 1.0, out=means)
+        else:
+            noise = rng.standard_normal(size)
+        return {
+            "users": users, "items": items, "means": means, "best": means.max(axis=1),
+            "noise": noise,
+        }
+
+    def act(self, t: int, action: Any) -> Outcome:
+        """Reward of item `action` (int in [0, K)) at the round just observed."""
+        i = self._row(t)
+        a = check_action(action, self.n_items)
+        mean = float(self._block["means"][i, a])
+        noise = float(self._block["noise"][i])
+        if self.reward_model == "bernoulli":
+            reward = 1.0 if noise < mean else 0.0
+        else:
+            reward = mean + self.noise_sd * noise
+        return Outcome(reward, reward, float(self._block["best"][i]) - mean, mean)
+
+    def true_clusters(self) -> np.ndarray | None:
+        return self._clusters
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "n_users": self.n_users, "dim": self.dim,
+            "n_items": self.n_items, "reward": self.reward_model, "noise_sd": self.noise_sd,
+            "arrival": "uniform" if self.user_probs is None else "given",
+            "n_clusters": None if self._clusters is None else int(np.unique(self._clusters).size),
+            "block": self._block_size, **self.items.describe(),
+        }

@@ -1,0 +1,73 @@
+"""Each agent's privacy: the Laplace epoch-means mechanism and per-epoch ledgers.
+
+Guarantee (seed 002, Li & Song Sec. IV, stated for each agent separately):
+pure epsilon-DP with respect to one reward in that agent's history.  In epoch r
+an agent releases the K-vector of its epoch means, each over n_r = S(r) - S(r-1)
+fresh rewards in [0, 1]; one reward moves one coordinate by at most 1/n_r (L1
+sensitivity 1/n_r), so Laplace noise of scale 1/(epsilon n_r) makes the release
+epsilon-DP.  Each reward enters exactly one epoch's release, so the whole
+transcript is epsilon-DP by parallel composition over the disjoint epochs
+(McSherry 2009, Theorem 4); running means, uploads, forwarding and
+elimination are post-processing.
+
+Accounting follows that argument: an agent has one `accounting.Ledger` (pure
+DP, budget epsilon) per epoch, the protected unit being "one reward of this
+agent in this epoch", charged before the epoch's release; the agent's epsilon
+is the largest any of its epoch ledgers spent (parallel composition), never
+their sum.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from accounting import Ledger
+from accounting.events import PrivacyEvent
+from accounting.validation import check_count, check_positive
+from mechanisms.laplace import LaplaceMeans
+
+
+def epoch_mechanism(epsilon: float, n_rewards: int, sampler) -> LaplaceMeans:
+    """The Laplace means mechanism for epoch means over `n_rewards` rewards in [0, 1]."""
+    return LaplaceMeans(epsilon, 0.0, 1.0, n_rewards, out_of_bounds="reject", sampler=sampler)
+
+
+class AgentLedgers:
+    """One agent's ledgers, one per epoch (disjoint reward sets), each with budget epsilon."""
+
+    def __init__(self, agent: int, epsilon: float) -> None:
+        self.agent = check_count("agent", agent, minimum=0)
+        self.epsilon = check_positive("epsilon", epsilon)
+        self._ledgers: dict[int, Ledger] = {}
+
+    def charge(self, epoch: int, event: PrivacyEvent) -> None:
+        """Charge the release of `epoch`'s means; raises `BudgetExceededError` first if over."""
+        ledger = self._ledgers.get(epoch)
+        if ledger is None:
+            ledger = Ledger(f"agent {self.agent}, one reward of epoch {epoch}", self.epsilon)
+        ledger.charge(event)
+        self._ledgers[epoch] = ledger
+
+    @property
+    def releases(self) -> int:
+        return sum(len(led.events) for led in self._ledgers.values())
+
+    def epsilon_spent(self) -> float:
+        """The agent's epsilon: the maximum over its epoch ledgers (parallel composition)."""
+        return max((led.spent()[0] for led in self._ledgers.values()), default=0.0)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "unit": f"agent {self.agent} (one reward)",
+            "accountant": "pure-dp",
+            "composition": "parallel over disjoint epochs (max of the epoch ledgers)",
+            "epsilon_budget": self.epsilon,
+            "epsilon_spent": self.epsilon_spent(),
+            "releases": self.releases,
+            "epochs": [led.summary() for led in self._ledgers.values()],
+        }
+
+
+def charge_all(ledgers: list[AgentLedgers], epoch: int, event: PrivacyEvent) -> None:
+    """Charge every agent's epoch-`epoch` ledger (one release each) before the release."""
+    for ledger in ledgers:
+        ledger.charge(epoch, event)

@@ -1,0 +1,130 @@
+"""The one policy interface every bandit algorithm implements, and its input checks.
+
+A round, as the run loop (`privbandit.run`) plays it:
+
+    items = round's observation        # linear envs: (K, d) float64, one row per item
+    action = policy.select(items, user, t, rng)
+    feedback = env's answer            # linear envs: float reward of the chosen item;
+                                       # cascade: first-click position (len(list) = none)
+    policy.update(items, user, action, feedback, t)
+
+`action` is an int (index into the K items) for single-item environments and an
+int array of distinct indices (a ranked list) for the cascade environment.
+Policies never see an environment's hidden parameters; all randomness of a
+decision comes from the `rng` passed to `select`, so the same seed gives the
+same decisions bit for bit.  Ties between equal scores go to the lowest index.
+
+Optional hooks with defaults: `params()`, `comm` (a `CommLog` or None),
+`ledgers()` (privacy ledgers), `cluster_labels()` (detected clusters, for the
+cluster-detection error), `privacy()` (the stated guarantee).
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from accounting.ledger import Ledger
+
+from ..comm import CommLog
+from ..errors import NormBoundError, RewardError, ShapeError, config_error
+
+# Relative slack for the declared norm bound, so rounding of normalised vectors passes.
+_NORM_SLACK = 1e-9
+
+
+class Policy(ABC):
+    """Base class of bandit policies (see the module docstring for the round protocol)."""
+
+    name: ClassVar[str] = "policy"
+
+    @abstractmethod
+    def select(
+        self, items: np.ndarray, user: int, t: int, rng: np.random.Generator
+    ) -> int | np.ndarray:
+        """Choose an action for `user` at round `t` among `items` ((K, d) for linear envs)."""
+
+    @abstractmethod
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        """Learn from the feedback to `action` (same `items` and `user` as `select`)."""
+
+    def params(self) -> dict[str, Any]:
+        """The algorithm's parameters, JSON-serialisable (recorded in the run result)."""
+        return {}
+
+    @property
+    def comm(self) -> CommLog | None:
+        """The communication log of a federated algorithm; None for centralised ones."""
+        return None
+
+    def ledgers(self) -> list[Ledger]:
+        """Privacy ledgers charged by this algorithm (empty for non-private ones)."""
+        return []
+
+    def cluster_labels(self) -> np.ndarray | None:
+        """Detected cluster label of each user, (n_users,), or None if it does not cluster."""
+        return None
+
+    def privacy(self) -> dict[str, Any]:
+        """The stated privacy guarantee (neighbouring relation, measure, parameters)."""
+        return {"guarantee": "none", "note": "non-private algorithm"}
+
+
+def check_dim(name: str, value: object) -> int:
+    """A positive integer dimension, number of users or items."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise config_error(name, value, "an integer >= 1")
+    return int(value)
+
+
+def check_user(user: object, n_users: int) -> int:
+    """A user index in [0, n_users)."""
+    if isinstance(user, bool) or not isinstance(user, (int, np.integer)) or not (
+        0 <= user < n_users
+    ):
+        raise config_error("user", user, f"an integer in [0, {n_users})")
+    return int(user)
+
+
+def check_items(items: object, dim: int, bound: float | None) -> np.ndarray:
+    """A (K, dim) finite float array with K >= 1 whose rows have norm <= bound.
+
+    One vectorized pass (row norms); `bound=None` skips the norm check.
+    """
+    if not isinstance(items, np.ndarray) or items.ndim != 2 or items.shape[1] != dim:
+        shape = getattr(items, "shape", type(items).__name__)
+        raise ShapeError(f"items must be a (K, {dim}) array of contexts; got {shape}")
+    if items.shape[0] == 0:
+        raise ShapeError(f"items must hold at least one item; got shape {items.shape}")
+    sq = np.einsum("kd,kd->k", items, items)
+    worst = float(sq.max())
+    if not math.isfinite(worst):
+        raise RewardError(f"items must be finite; got a NaN or infinite entry in {items.shape}")
+    if bound is not None and worst > bound * bound * (1 + _NORM_SLACK):
+        raise NormBoundError(
+            f"items must have L2 norm <= {bound:g} (the declared item_bound); "
+            f"got an item of norm {math.sqrt(worst):.6g}"
+        )
+    return items
+
+
+def check_action(action: object, n_items: int) -> int:
+    """A single item index in [0, n_items)."""
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not (
+        0 <= action < n_items
+    ):
+        raise config_error("action", action, f"an integer in [0, {n_items})")
+    return int(action)
+
+
+def check_reward(reward: object) -> float:
+    """A finite real reward (NaN and infinities refused)."""
+    try:
+        r = float(reward)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise RewardError(f"reward must be a finite real number; got {reward!r}") from None
+    if not math.isfinite(r):
+        raise RewardError(f"reward must be a finite real number; got {reward!r}")
+    return r

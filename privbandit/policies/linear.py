@@ -1,0 +1,184 @@
+"""LinUCB and LinTS, one model per user or one model shared by all users.
+
+Both accept any batch of items (K, d) at every round, with an explicit `rng`,
+so federated variants (e.g. vertical LinUCB on masked contexts) can be
+compared with them round for round.  Ties go to the lowest item index.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accounting.validation import check_delta, check_nonnegative, check_positive
+
+from ..errors import config_error
+from ..kernels import oful_beta, ucb_scores
+from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
+from .ridge import RidgeModels
+
+
+def check_beta(beta: object) -> float | str:
+    """'oful' (the theoretical radius, recomputed every round) or a constant >= 0."""
+    if beta == "oful":
+        return "oful"
+    if isinstance(beta, str):
+        raise config_error("beta", beta, "'oful' or a finite number >= 0")
+    return check_nonnegative("beta", beta)
+
+
+class _LinearPolicy(Policy):
+    """Ridge models indexed by user (or one shared model) plus input checks."""
+
+    def __init__(
+        self,
+        dim: int,
+        n_users: int,
+        *,
+        shared: bool,
+        lam: float,
+        item_bound: float | None,
+    ) -> None:
+        self.dim = check_dim("dim", dim)
+        self.n_users = check_dim("n_users", n_users)
+        if not isinstance(shared, bool):
+            raise config_error("shared", shared, "True or False")
+        self.shared = shared
+        self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
+        self.models = RidgeModels(1 if shared else self.n_users, self.dim, lam)
+
+    def _model(self, user: object) -> int:
+        u = check_user(user, self.n_users)
+        return 0 if self.shared else u
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        """Add (items[action], feedback) to the user's (or the shared) model.
+
+        items: (K, d); action: int in [0, K); feedback: the finite real reward.
+        """
+        m = self._model(user)
+        items = check_items(items, self.dim, self.item_bound)
+        a = check_action(action, items.shape[0])
+        self.models.add(m, items[a], check_reward(feedback))
+
+    def _base_params(self) -> dict[str, Any]:
+        return {
+            "dim": self.dim,
+            "n_users": self.n_users,
+            "shared": self.shared,
+            "lam": self.models.lam,
+            "item_bound": self.item_bound,
+        }
+
+
+class LinUCB(_LinearPolicy):
+    """Linear UCB (OFUL): pick argmax_k x_k . theta_hat + beta ||x_k||_{V^-1}.
+
+    With `beta="oful"` the radius is R sqrt(2 ln(1/delta) + ln det(V)/det(lam I))
+    + sqrt(lam) S (Abbasi-Yadkori, Pal, Szepesvari 2011, Thm 2), with R =
+    `noise_scale`, S = `theta_bound`, tracked per model with the determinant
+    lemma; `beta_scale` multiplies it (practice tunes it).  A number gives a
+    constant radius (Li et al. 2010's alpha).  `shared=True` learns one model
+    for all users (seed 000's "Homo" baseline); otherwise one per user.
+
+    Shapes: items (K, d) with ||x_k|| <= item_bound; select returns an int.
+    Cost per round O(K d^2 + d^2), no matrix inversion.
+
+    Privacy guarantee: none (a non-private baseline); it reads raw rewards.
+    """
+
+    name = "linucb"
+
+    def __init__(
+        self,
+        dim: int,
+        n_users: int = 1,
+        *,
+        shared: bool = False,
+        beta: float | str = "oful",
+        beta_scale: float = 1.0,
+        lam: float = 1.0,
+        noise_scale: float = 0.5,
+        delta: float = 0.1,
+        theta_bound: float = 1.0,
+        item_bound: float | None = 1.0,
+    ) -> None:
+        super().__init__(dim, n_users, shared=shared, lam=lam, item_bound=item_bound)
+        self.beta = check_beta(beta)
+        self.beta_scale = check_nonnegative("beta_scale", beta_scale)
+        self.noise_scale = check_nonnegative("noise_scale", noise_scale)
+        self.delta = check_delta("delta", delta)
+        if self.delta == 0.0:
+            raise config_error("delta", delta, "a number in (0, 1)")
+        self.theta_bound = check_nonnegative("theta_bound", theta_bound)
+
+    def radius(self, m: int) -> float:
+        """The confidence radius of model m at its current data."""
+        if self.beta == "oful":
+            r = oful_beta(
+                self.models.logdet[m], self.models.lam, self.noise_scale, self.delta,
+                self.theta_bound,
+            )
+            return float(r) * self.beta_scale
+        return float(self.beta) * self.beta_scale
+
+    def scores(self, items: np.ndarray, user: int) -> np.ndarray:
+        """Upper confidence bounds of the K items for `user`, (K,)."""
+        m = self._model(user)
+        items = check_items(items, self.dim, self.item_bound)
+        return ucb_scores(self.models.theta[m], self.models.inv[m], items, self.radius(m))
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        """Index of the item with the highest upper confidence bound (lowest index on ties)."""
+        return int(np.argmax(self.scores(items, user)))
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **self._base_params(), "beta": self.beta, "beta_scale": self.beta_scale,
+            "noise_scale": self.noise_scale, "delta": self.delta, "theta_bound": self.theta_bound,
+        }
+
+
+class LinTS(_LinearPolicy):
+    """Linear Thompson sampling (Agrawal & Goyal 2013): argmax_k x_k . theta_tilde.
+
+    theta_tilde ~ N(theta_hat, v^2 V^-1) is drawn as theta_hat + v L z with L the
+    lower Cholesky factor of V^-1 and z = rng.standard_normal(d): exactly one
+    draw of d standard normals per `select`, so a run is reproducible and an
+    equivalent implementation can consume the same stream.  `v` is the
+    posterior scale (the seeds' experiments use a constant, e.g. 0.01 in seed 003).
+
+    Shapes: items (K, d); select returns an int.  Cost per round O(K d + d^3).
+
+    Privacy guarantee: none (a non-private baseline); it reads raw rewards.
+    """
+
+    name = "lints"
+
+    def __init__(
+        self,
+        dim: int,
+        n_users: int = 1,
+        *,
+        shared: bool = False,
+        v: float = 0.1,
+        lam: float = 1.0,
+        item_bound: float | None = 1.0,
+    ) -> None:
+        super().__init__(dim, n_users, shared=shared, lam=lam, item_bound=item_bound)
+        self.v = check_nonnegative("v", v)
+
+    def sample_theta(self, user: int, rng: np.random.Generator) -> np.ndarray:
+        """One posterior draw theta_hat + v L z for `user`'s model, (d,)."""
+        m = self._model(user)
+        z = rng.standard_normal(self.dim)
+        factor = np.linalg.cholesky(self.models.inv[m])
+        return self.models.theta[m] + self.v * (factor @ z)
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        """Index of the item with the highest sampled mean (lowest index on ties)."""
+        items = check_items(items, self.dim, self.item_bound)
+        return int(np.argmax(items @ self.sample_theta(user, rng)))
+
+    def params(self) -> dict[str, Any]:
+        return {**self._base_params(), "v": self.v}

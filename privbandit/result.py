@@ -1,0 +1,163 @@
+"""`RunResult`: everything one run produces, JSON-serialisable.
+
+Per-round arrays (regret, reward) are float64 of length T.  The cluster-error
+curve, when clustering applies, is sampled at `cluster_error_rounds`.
+`to_dict(max_points=...)` keeps files small by storing cumulative curves at
+evenly spaced rounds instead of the per-round arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError, config_error
+
+
+def _float_array(name: str, value: Any) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be a 1-D array; got shape {arr.shape}")
+    return arr
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays nested in dicts and lists to plain Python."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run of one algorithm on one environment.
+
+    algorithm: name; params: the algorithm's parameters; regret, reward: (T,)
+    per-round pseudo-regret and realised reward; comm: `CommLog.summary()`;
+    ledgers: `Ledger.summary()` of every protected unit; cluster_error and
+    cluster_error_rounds: (C,) detection error (`kernels.cluster_error_rate`)
+    and the rounds it was measured at; privacy: the stated guarantee
+    (neighbouring relation, epsilon, delta, measure, ...); timings: seconds
+    by phase; seed: the run's seed; environment: the environment's description.
+    """
+
+    algorithm: str
+    params: dict[str, Any]
+    regret: np.ndarray
+    reward: np.ndarray
+    comm: dict[str, Any] = field(default_factory=dict)
+    ledgers: list[dict[str, Any]] = field(default_factory=list)
+    cluster_error: np.ndarray | None = None
+    cluster_error_rounds: np.ndarray | None = None
+    privacy: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    seed: int | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.regret = _float_array("regret", self.regret)
+        self.reward = _float_array("reward", self.reward)
+        if self.regret.shape != self.reward.shape:
+            raise ShapeError(
+                f"regret and reward must have equal length; got {self.regret.size} "
+                f"and {self.reward.size}"
+            )
+        if (self.cluster_error is None) != (self.cluster_error_rounds is None):
+            raise config_error(
+                "cluster_error_rounds", self.cluster_error_rounds,
+                "given exactly when cluster_error is given",
+            )
+        if self.cluster_error is not None:
+            self.cluster_error = _float_array("cluster_error", self.cluster_error)
+            self.cluster_error_rounds = np.asarray(self.cluster_error_rounds, dtype=np.int64)
+            if self.cluster_error_rounds.shape != self.cluster_error.shape:
+                raise ShapeError(
+                    "cluster_error_rounds must match cluster_error's shape "
+                    f"{self.cluster_error.shape}; got {self.cluster_error_rounds.shape}"
+                )
+
+    @property
+    def horizon(self) -> int:
+        return int(self.regret.size)
+
+    def cumulative_regret(self) -> np.ndarray:
+        """Cumulative pseudo-regret after each round, (T,)."""
+        return np.cumsum(self.regret)
+
+    def cumulative_reward(self) -> np.ndarray:
+        return np.cumsum(self.reward)
+
+    @property
+    def total_regret(self) -> float:
+        return float(self.regret.sum())
+
+    def to_dict(self, max_points: int | None = None) -> dict[str, Any]:
+        """A JSON-serialisable dict.
+
+        With `max_points=None` the per-round arrays are stored as they are;
+        otherwise "rounds" holds at most `max_points` evenly spaced round
+        indices (always including the last) and the cumulative regret and
+        reward at those rounds replace the per-round arrays.
+        """
+        out: dict[str, Any] = {
+            "algorithm": self.algorithm,
+            "params": _jsonable(self.params),
+            "horizon": self.horizon,
+            "total_regret": self.total_regret,
+            "seed": self.seed,
+            "environment": _jsonable(self.environment),
+            "comm": _jsonable(self.comm),
+            "ledgers": _jsonable(self.ledgers),
+            "privacy": _jsonable(self.privacy),
+            "timings": _jsonable(self.timings),
+        }
+        if max_points is None:
+            out["regret"] = self.regret.tolist()
+            out["reward"] = self.reward.tolist()
+        else:
+            if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
+                raise config_error("max_points", max_points, "None or an integer >= 2")
+            idx = _even_indices(self.horizon, max_points)
+            out["rounds"] = idx.tolist()
+            out["cumulative_regret"] = self.cumulative_regret()[idx].tolist()
+            out["cumulative_reward"] = self.cumulative_reward()[idx].tolist()
+        if self.cluster_error is not None:
+            out["cluster_error"] = self.cluster_error.tolist()
+            out["cluster_error_rounds"] = self.cluster_error_rounds.tolist()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunResult":
+        """Rebuild a result saved with `to_dict()` (per-round arrays required)."""
+        if "regret" not in data:
+            raise config_error(
+                "data", sorted(data), "a dict saved with to_dict(max_points=None)"
+            )
+        return cls(
+            algorithm=data["algorithm"],
+            params=data["params"],
+            regret=data["regret"],
+            reward=data["reward"],
+            comm=data.get("comm", {}),
+            ledgers=data.get("ledgers", []),
+            cluster_error=data.get("cluster_error"),
+            cluster_error_rounds=data.get("cluster_error_rounds"),
+            privacy=data.get("privacy", {}),
+            timings=data.get("timings", {}),
+            seed=data.get("seed"),
+            environment=data.get("environment", {}),
+        )
+
+
+def _even_indices(horizon: int, max_points: int) -> np.ndarray:
+    if horizon == 0:
+        return np.zeros(0, dtype=np.int64)
+    idx = np.unique(np.linspace(0, horizon - 1, min(max_points, horizon)).round().astype(np.int64))
+    return idx

@@ -1,0 +1,177 @@
+"""Subcommands `tradeoff`, `study run`, `study plot` and `account`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import Executor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, config_error
+
+DEFAULT_STUDY = "default_tradeoff.toml"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tradeoff",
+        help="run the embedded default budget-vs-regret study",
+        description="Run the embedded default study (CDP-FCLUB-DC, tight against paper "
+        "calibration, against non-private FCLUB-DC over an epsilon grid) and write "
+        "results/<study>/ with summary.csv, ledgers.json and PNG plots.",
+    )
+    _run_options(p)
+    p.set_defaults(func=cmd_tradeoff)
+
+    study = sub.add_parser("study", help="run or plot a study described in TOML")
+    ssub = study.add_subparsers(dest="study_command", metavar="ACTION")
+    ssub.required = True
+    run = ssub.add_parser("run", help="run a study file (skips finished runs)")
+    run.add_argument("file", type=Path, help="the study TOML file")
+    _run_options(run)
+    run.set_defaults(func=cmd_study_run)
+    plot = ssub.add_parser("plot", help="(re)draw the figures and summary of a results folder")
+    plot.add_argument("dir", type=Path, help="a results folder written by `study run`")
+    plot.set_defaults(func=cmd_study_plot)
+
+    acc = sub.add_parser(
+        "account",
+        help="print the (epsilon, delta) each configuration of a study spends, by ledger",
+        description="Run each private grid cell of a study once (seed index 0, or --seed) "
+        "and print every ledger's budget and spending.",
+    )
+    acc.add_argument("file", nargs="?", type=Path, help="a study TOML (default: the embedded one)")
+    acc.add_argument("--seed", type=int, default=None, help="base seed (overrides the file)")
+    acc.add_argument("--horizon", type=int, default=None, help="horizon (overrides the file)")
+    acc.set_defaults(func=cmd_account)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=None, help="results folder (default: results/<study>)")
+    p.add_argument("--seed", type=int, default=None, help="base seed (overrides the study's)")
+    p.add_argument("--horizon", type=int, default=None, help="horizon (overrides the study's)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, help="local worker processes (default: cores)")
+    where.add_argument("--scheduler", default=None, help="a Dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+
+
+def default_study_text() -> str:
+    return resources.files("privbandit.studies").joinpath(DEFAULT_STUDY).read_text(encoding="utf-8")
+
+
+def _load(file: Path | None, seed: int | None, horizon: int | None):
+    from .spec import load_study, parse_study, study_from_dict
+
+    spec = parse_study(default_study_text(), DEFAULT_STUDY) if file is None else load_study(file)
+    if seed is None and horizon is None:
+        return spec
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib
+    raw: dict[str, Any] = tomllib.loads(default_study_text() if file is None else file.read_text())
+    if seed is not None:
+        raw["base_seed"] = seed
+    if horizon is not None:
+        raw["horizon"] = horizon
+    return study_from_dict(raw)
+
+
+def dask_executor(address: str) -> Executor:
+    """A `concurrent.futures` executor backed by the Dask scheduler at `address`."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ConfigError(
+            "--scheduler needs Dask: pip install 'privbandit[dask]'"
+        ) from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(f"scheduler {address!r} is unreachable: {exc}") from None
+    return client.get_executor()
+
+
+def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:
+    from .plots import plot_all
+    from .runner import StudyError, run_study
+    from .summary import write_ledgers, write_summary
+
+    if workers is not None and workers < 1:
+        raise config_error("--workers", workers, "an integer >= 1")
+    out_dir = out if out is not None else Path("results") / spec.name
+    executor = dask_executor(scheduler) if scheduler else None
+    failed = None
+    try:
+        outcome = run_study(spec, out_dir, executor=executor, workers=workers)
+        records = outcome.records
+    except StudyError as exc:
+        failed = exc
+        from .summary import load_records
+
+        records = load_records(out_dir)
+    summary = write_summary(records, out_dir)
+    write_ledgers(records, out_dir)
+    figures = plot_all(records, out_dir) if plots and records else []
+    print(f"study {spec.name}: {len(records)} runs in {out_dir}")
+    print(f"summary: {summary}")
+    for fig in figures:
+        print(f"figure: {fig}")
+    if failed is not None:
+        print(f"privbandit: error: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_tradeoff(args) -> int:
+    spec = _load(None, args.seed, args.horizon)
+    return execute(spec, args.out, args.workers, args.scheduler, not args.no_plots)
+
+
+def cmd_study_run(args) -> int:
+    spec = _load(args.file, args.seed, args.horizon)
+    return execute(spec, args.out, args.workers, args.scheduler, not args.no_plots)
+
+
+def cmd_study_plot(args) -> int:
+    from .plots import plot_all
+    from .summary import load_records, write_ledgers, write_summary
+
+    records = load_records(args.dir)
+    if not records:
+        raise ConfigError(f"results folder {str(args.dir)!r} holds no finished runs (runs/*.json)")
+    write_summary(records, args.dir)
+    write_ledgers(records, args.dir)
+    for fig in plot_all(records, args.dir):
+        print(f"figure: {fig}")
+    return 0
+
+
+def cmd_account(args) -> int:
+    from .runner import run_seed
+    from ..registry import get_algorithm
+
+    spec = _load(args.file, args.seed, args.horizon)
+    printed = 0
+    seen = set()
+    for run in spec.runs():
+        entry = get_algorithm(run.algorithm)
+        cellkey = (run.label, tuple(sorted(run.cell.items())))
+        if not entry.private or cellkey in seen:
+            continue
+        seen.add(cellkey)
+        result = entry.run(run.config(), run_seed(run))
+        cell = ", ".join(f"{k}={v}" for k, v in sorted(run.cell.items()))
+        print(f"{run.label} [{cell}]: {result.privacy.get('statement', '')}".rstrip(": "))
+        for led in result.ledgers:
+            print(
+                f"  {led['unit']}: spent epsilon={led['epsilon_spent']:.4g} of "
+                f"{led['epsilon_budget']:g} at delta={led['delta_budget']:g} "
+                f"({led['accountant']}, {led['releases']} releases)"
+            )
+        printed += 1
+    if not printed:
+        print("no private algorithm in this study: nothing is spent")
+    return 0

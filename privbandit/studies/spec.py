@@ -1,0 +1,238 @@
+"""Study specifications: a grid of algorithms x privacy budgets x seeds, from TOML.
+
+A study file looks like::
+
+    name = "my-study"
+    horizon = 20000
+    seeds = 3                 # seed indices 0..2 (or an explicit list)
+    base_seed = 2026
+    max_points = 200          # points kept of each regret curve
+
+    [environment]             # settings shared by every run
+    users = 20
+
+    [[algorithm]]
+    name = "cdp-fclub-dc"     # a registered algorithm
+    label = "CDP-FCLUB-DC"    # optional
+    [algorithm.params]        # fixed parameters
+    alpha = 1.5
+    [algorithm.grid]          # lists, expanded as a product
+    epsilon = [0.5, 1, 2]
+    delta = [0.1]
+    calibration = ["tight", "paper"]
+
+Every key is validated on load; a message names the key and the bad value.
+Runs sharing a seed index share the run seed (and so the environment), which
+pairs the comparison across algorithms and budgets; a run's seed depends only
+on `base_seed` and its index, never on where or in what order it runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from ..errors import ConfigError, config_error
+from ..registry import get_algorithm
+
+_TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm"}
+_ALG_KEYS = {"name", "label", "params", "grid"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: an algorithm, one grid cell, one seed index."""
+
+    study: str
+    algorithm: str
+    label: str
+    cell: dict[str, Any]
+    params: dict[str, Any]
+    seed_index: int
+    base_seed: int
+    horizon: int
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def config(self) -> dict[str, Any]:
+        """What the algorithm's `run(config, seed)` receives."""
+        return {**self.params, **self.cell, "horizon": self.horizon,
+                "environment": dict(self.environment)}
+
+    @property
+    def key(self) -> str:
+        """A hash of everything that determines the run's result."""
+        blob = json.dumps(
+            [self.algorithm, self.config(), self.seed_index, self.base_seed],
+            sort_keys=True, default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def run_id(self) -> str:
+        """A readable, file-safe, unique name: label, cell values, seed, key."""
+        cell = "_".join(f"{k}-{v}" for k, v in sorted(self.cell.items()))
+        raw = f"{self.label}__{cell}__s{self.seed_index}__{self.key[:8]}"
+        return re.sub(r"[^A-Za-z0-9._=-]+", "-", raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "study": self.study, "algorithm": self.algorithm, "label": self.label,
+            "cell": self.cell, "params": self.params, "seed_index": self.seed_index,
+            "base_seed": self.base_seed, "horizon": self.horizon,
+            "environment": self.environment,
+        }
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    label: str
+    params: dict[str, Any]
+    grid: dict[str, tuple]
+
+    def cells(self) -> list[dict[str, Any]]:
+        keys = sorted(self.grid)
+        return [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))]
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    name: str
+    horizon: int
+    seeds: tuple[int, ...]
+    base_seed: int
+    max_points: int
+    environment: dict[str, Any]
+    algorithms: tuple[AlgorithmSpec, ...]
+
+    def runs(self) -> list[RunSpec]:
+        """Every run of the grid, in a fixed order."""
+        return [
+            RunSpec(self.name, alg.name, alg.label, cell, dict(alg.params), s,
+                    self.base_seed, self.horizon, dict(self.environment))
+            for alg in self.algorithms for cell in alg.cells() for s in self.seeds
+        ]
+
+
+def load_study(path: str | Path) -> StudySpec:
+    """Read and validate a study TOML file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"study file {str(path)!r} cannot be read: {exc.strerror}") from None
+    return parse_study(text, source=str(path))
+
+
+def parse_study(text: str, source: str = "<study>") -> StudySpec:
+    """Parse and validate a study from TOML text."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source} is not valid TOML: {exc}") from None
+    return study_from_dict(raw)
+
+
+def study_from_dict(raw: dict[str, Any]) -> StudySpec:
+    """Validate a study given as a dict (the parsed TOML)."""
+    _no_unknown("study", raw, _TOP_KEYS)
+    name = raw.get("name", "study")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        raise config_error("name", name, "a non-empty name of letters, digits, '.', '_', '-'")
+    horizon = _int("horizon", raw.get("horizon"), 1)
+    seeds_raw = raw.get("seeds", 3)
+    if isinstance(seeds_raw, list):
+        seeds = tuple(_int("seeds[]", s, 0) for s in seeds_raw)
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise config_error("seeds", seeds_raw, "a non-empty list of distinct integers >= 0")
+    else:
+        seeds = tuple(range(_int("seeds", seeds_raw, 1)))
+    base_seed = _int("base_seed", raw.get("base_seed", 2026), 0)
+    max_points = _int("max_points", raw.get("max_points", 200), 2)
+    environment = raw.get("environment", {})
+    if not isinstance(environment, dict):
+        raise config_error("environment", environment, "a table of settings")
+    algs = raw.get("algorithm")
+    if not isinstance(algs, list) or not algs:
+        raise config_error("algorithm", algs, "at least one [[algorithm]] table")
+    specs = tuple(_algorithm(i, a) for i, a in enumerate(algs))
+    labels = [a.label for a in specs]
+    if len(set(labels)) != len(labels):
+        raise config_error("algorithm.label", labels, "distinct labels (set `label`)")
+    return StudySpec(name, horizon, seeds, base_seed, max_points, environment, specs)
+
+
+def _algorithm(i: int, raw: Any) -> AlgorithmSpec:
+    where = f"algorithm[{i}]"
+    if not isinstance(raw, dict):
+        raise config_error(where, raw, "a table")
+    _no_unknown(where, raw, _ALG_KEYS)
+    entry = get_algorithm(raw.get("name"))
+    label = raw.get("label", entry.name)
+    if not isinstance(label, str) or not label:
+        raise config_error(f"{where}.label", label, "a non-empty string")
+    params = {**entry.defaults, **_table(f"{where}.params", raw.get("params", {}))}
+    grid_raw = _table(f"{where}.grid", raw.get("grid", {}))
+    grid = {}
+    for key, values in grid_raw.items():
+        values = values if isinstance(values, list) else [values]
+        if not values:
+            raise config_error(f"{where}.grid.{key}", values, "a non-empty list")
+        grid[key] = tuple(values)
+    overlap = set(grid) & set(raw.get("params", {}))
+    if overlap:
+        raise config_error(f"{where}.grid", sorted(overlap), "keys not also set in params")
+    _check_privacy(where, entry, {**params, **{k: v[0] for k, v in grid.items()}}, grid, params)
+    return AlgorithmSpec(entry.name, label, params, grid)
+
+
+def _check_privacy(where, entry, merged, grid, params) -> None:
+    for key in ("epsilon", "delta", "calibration"):
+        values = grid.get(key, (params[key],) if key in params else ())
+        for v in values:
+            _privacy_value(f"{where}.{key}", key, v, entry)
+    if entry.private and "epsilon" not in merged:
+        raise config_error(f"{where}.grid.epsilon", None, f"a list of epsilons > 0 ({entry.name} is private)")
+    if entry.needs_delta and "delta" not in merged:
+        raise config_error(f"{where}.grid.delta", None, f"a list of deltas in (0, 1) ({entry.name} needs one)")
+    if not entry.private and any(k in merged for k in ("epsilon", "delta", "calibration")):
+        raise config_error(where, entry.name, "a private algorithm to take epsilon/delta/calibration")
+
+
+def _privacy_value(name: str, key: str, v: Any, entry) -> None:
+    if key == "epsilon":
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+            raise config_error(name, v, "a finite number > 0")
+    elif key == "delta":
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+            raise config_error(name, v, "a number in (0, 1)")
+    elif v not in entry.calibrations:
+        raise config_error(name, v, f"one of {list(entry.calibrations)}")
+
+
+def _int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise config_error(name, value, f"an integer >= {minimum}")
+    return value
+
+
+def _table(name: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise config_error(name, value, "a table")
+    return dict(value)
+
+
+def _no_unknown(where: str, raw: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise config_error(f"{where} key", unknown[0], f"one of {sorted(allowed)}")
