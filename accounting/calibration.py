@@ -181,10 +181,10 @@ def paper_tree_sigma(
     How loose (n = 512, so nu = 10; eps = 1, delta = 1e-5, s = 1): the exact
     accountant needs sigma = 11.8; "seed000" gives 88.4 (7.5x the sigma, 56x
     the variance), "shariff-sheffet" 163 (13.8x) and "seed000-text" 309
-    (26x).  All three come from per-node (eps', delta')-DP through advanced
-    composition and a classical Gaussian tail bound; the gap is what exact
-    accounting of the nu Gaussian nodes recovers.  `bench/tree_calibration.py`
-    prints the comparison.
+    (26x).  Seed 000 reaches its formula through a per-node (eps', delta')
+    guarantee and advanced composition; the gap is what exact accounting of
+    the nu Gaussian nodes recovers.  `bench/tree_calibration.py` prints the
+    comparison.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta)

@@ -37,6 +37,7 @@ class Ledger:
         if self._accountant.releases:
             raise invalid("accountant", accountant, "a fresh accountant with no events")
         self._notes: list[NotDifferentiallyPrivate] = []
+        self._spent = 0.0  # epsilon at delta_budget, recomputed only when a charge lands
 
     @property
     def accountant(self) -> Accountant:
@@ -57,9 +58,9 @@ class Ledger:
 
     def charge(self, event: PrivacyEvent, count: int = 1) -> None:
         """Charge `count` copies of `event`; raise before anything changes if over budget."""
-        self._accountant = self._trial(event, count)
+        self._accountant, self._spent = self._trial(event, count)
 
-    def _trial(self, event: PrivacyEvent, count: int) -> Accountant:
+    def _trial(self, event: PrivacyEvent, count: int) -> tuple[Accountant, float]:
         count = check_count("count", count)
         trial = self._accountant.copy().compose(event, count)
         spent = trial.epsilon(self.delta_budget)
@@ -69,7 +70,7 @@ class Ledger:
                 f"epsilon={spent:.6g} at delta={self.delta_budget:g}, over the budget "
                 f"epsilon={self.epsilon_budget:g}; nothing was charged"
             )
-        return trial
+        return trial, spent
 
     def note(self, event: NotDifferentiallyPrivate) -> None:
         """Record a release whose protection is not DP (masks, k-anonymity)."""
@@ -79,7 +80,7 @@ class Ledger:
 
     def spent(self) -> tuple[float, float]:
         """(epsilon spent at the budget's delta, that delta)."""
-        return self._accountant.epsilon(self.delta_budget), self.delta_budget
+        return self._spent, self.delta_budget
 
     def remaining(self) -> float:
         """Epsilon left at the budget's delta (never negative)."""

@@ -46,10 +46,13 @@ from .statistics import Scalar
 # The four (region, favoured input) hypotheses a threshold can support.
 _HYPOTHESES = (("s > t", "neighbour"), ("s > t", "dataset"),
                ("s <= t", "neighbour"), ("s <= t", "dataset"))
-# Selection scores thresholds with far stricter Clopper-Pearson bounds than the
-# final ones: among thresholds of equal true power this favours well-populated
-# regions over ones that merely got lucky on the selection part.
+# Selection predicts, for each threshold, the bound the evaluation part would
+# give if the selection part's rates held, with far stricter Clopper-Pearson
+# bounds than the final ones and averaged over neighbouring thresholds: among
+# thresholds of equal true power this favours well-populated, stable regions
+# over ones that merely got lucky on the selection part (the winner's curse).
 _SELECTION_STRICTNESS = 1e-4
+_SMOOTHING = 0.05
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,7 @@ class _ThresholdSearch:
         s0, s1 = stat(sel0), stat(sel1)
         thresholds = _candidate_thresholds(np.concatenate([s0, s1]), self.candidates)
         k_hi, n_hi, k_lo, n_lo = _hypothesis_counts(s0, s1, thresholds)
-        a_sel = alpha * _SELECTION_STRICTNESS
-        score = self._score(cp_lower(k_hi, n_hi, a_sel), cp_upper(k_lo, n_lo, a_sel), delta)
+        score = self._selection_score(k_hi, n_hi, k_lo, n_lo, len(ev0), len(ev1), alpha, delta)
         h, i = np.unravel_index(int(np.argmax(score)), score.shape)
         t = thresholds[i : i + 1]
 
@@ -118,6 +120,15 @@ class _ThresholdSearch:
         }
         epsilon = self._finish(value, delta, details)
         return LowerBound(epsilon, delta, confidence, self.name, details)
+
+    def _selection_score(self, k_hi, n_hi, k_lo, n_lo, m0, m1, alpha, delta):
+        """The bound each hypothesis would get on the evaluation part if its rates held."""
+        m_hi = np.array([m1, m0, m1, m0])[:, None]  # same order as _HYPOTHESES
+        m_lo = np.array([m0, m1, m0, m1])[:, None]
+        a = alpha * _SELECTION_STRICTNESS
+        p_hi = cp_lower(k_hi / n_hi * m_hi, m_hi, a)
+        p_lo = cp_upper(k_lo / n_lo * m_lo, m_lo, a)
+        return _smooth(self._score(p_hi, p_lo, delta), _SMOOTHING)
 
     def _split(self, x: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
         if x.ndim == 0 or len(x) < 4:
@@ -168,6 +179,17 @@ class GaussianDPTester(_ThresholdSearch):
     def _finish(self, value: float, delta: float, details: dict) -> float:
         details["mu_lower"] = value
         return gaussian_epsilon(value, delta)
+
+
+def _smooth(score: np.ndarray, fraction: float) -> np.ndarray:
+    """Moving average along the thresholds (window: `fraction` of them, at least 1)."""
+    width = max(1, int(score.shape[1] * fraction))
+    if width == 1:
+        return score
+    kernel = np.ones(width)
+    total = np.apply_along_axis(lambda row: np.convolve(row, kernel, mode="same"), 1, score)
+    count = np.convolve(np.ones(score.shape[1]), kernel, mode="same")
+    return total / count
 
 
 def _candidate_thresholds(pooled: np.ndarray, count: int) -> np.ndarray:

@@ -41,7 +41,8 @@ def real_array(name: str, value: object, shape: tuple[int, ...] | None = None) -
     if shape is not None and array.shape != shape:
         raise ShapeError(f"{name} must have shape {shape}; got {describe(array)}")
     array = array.astype(np.float64, copy=False)
-    if not np.isfinite(array).all():
+    # a NaN or inf makes the sum non-finite; only then (or on overflow) look closer
+    if not math.isfinite(array.sum()) and not np.isfinite(array).all():
         bad = int(array.size - np.count_nonzero(np.isfinite(array)))
         raise invalid(name, f"{describe(array)} with {bad} NaN/inf entries", "finite entries")
     return array

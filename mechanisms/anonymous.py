@@ -103,6 +103,9 @@ class KAnonymousAggregator:
     for the Laplace mechanism.
     """
 
+    __slots__ = ("_threshold", "_source", "_bounds", "_out_of_bounds", "_n_users", "_n_arms",
+                 "_epsilon", "_sampler", "_event")
+
     def __init__(
         self,
         threshold: int,
@@ -220,7 +223,8 @@ class KAnonymousAggregator:
         """
         m, a = self.check(members, arms)
         rng = check_rng(rng)
-        rounds = int(np.prod(m.shape[:-2], dtype=np.int64))
+        # A round without groups releases nothing and costs nothing.
+        rounds = int(np.prod(m.shape[:-2], dtype=np.int64)) if m.shape[-2] else 0
         if ledger is not None:
             self._charge(ledger, rounds)
         present = m != PAD

@@ -15,7 +15,7 @@ parts and their sum are (..., K, d).
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def _orthonormality_error(columns: np.ndarray) -> float:
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64, copy=True)
+    a = np.array(a, dtype=np.float64, copy=True, order="C")
     a.setflags(write=False)
     return a
 
@@ -66,7 +66,7 @@ def _check_widths(widths: object, dim: int | None = None) -> tuple[int, ...]:
 
 def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
     x = np.asarray(contexts)
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "iuf":
         raise ShapeError(f"contexts of {party} must be real numbers; got dtype {x.dtype}")
     if x.ndim < 1 or x.shape[-1] != width:
         raise ShapeError(
@@ -103,7 +103,7 @@ class PartyMask:
             raise ShapeError(
                 f"block must be a d x d_j matrix with d >= d_j >= 1; got shape {b.shape}"
             )
-        if b.dtype.kind not in "biuf" or not np.all(np.isfinite(b)):
+        if b.dtype.kind not in "iuf" or not np.all(np.isfinite(b)):
             raise MaskError("block must hold finite real numbers; got NaN, infinite or non-real")
         err = _orthonormality_error(b.astype(np.float64))
         if err > ORTHOGONALITY_TOLERANCE:
@@ -156,12 +156,14 @@ class OrthogonalMask:
 
     q: np.ndarray
     widths: tuple
+    # Contiguous per-party copies: matmul with a strided column slice of q skips BLAS.
+    _parties: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         q = np.asarray(self.q)
         if q.ndim != 2 or q.shape[0] != q.shape[1] or q.shape[0] < 1:
             raise ShapeError(f"q must be a square d x d matrix; got shape {q.shape}")
-        if q.dtype.kind not in "biuf" or not np.all(np.isfinite(q)):
+        if q.dtype.kind not in "iuf" or not np.all(np.isfinite(q)):
             raise MaskError("q must hold finite real numbers; got NaN, infinite or non-real")
         err = _orthonormality_error(q.astype(np.float64))
         if err > ORTHOGONALITY_TOLERANCE:
@@ -171,6 +173,10 @@ class OrthogonalMask:
             )
         object.__setattr__(self, "widths", _check_widths(self.widths, q.shape[0]))
         object.__setattr__(self, "q", _readonly(q))
+        cuts = np.cumsum(self.widths)[:-1]
+        object.__setattr__(self, "_parties", tuple(
+            PartyMask(b, party=j) for j, b in enumerate(np.split(self.q, cuts, axis=1))
+        ))
 
     @classmethod
     def generate(cls, widths: object, rng: np.random.Generator) -> "OrthogonalMask":
@@ -209,20 +215,16 @@ class OrthogonalMask:
         return int(j)
 
     def block(self, j: int) -> np.ndarray:
-        """Q^j, the d x d_j columns of Q that belong to party j (read-only)."""
-        j = self._party(j)
-        lo, hi = self.offsets[j], self.offsets[j + 1]
-        return self.q[:, lo:hi]
+        """Q^j, the d x d_j columns of Q that belong to party j (read-only, contiguous)."""
+        return self._parties[self._party(j)].block
 
     def party(self, j: int) -> PartyMask:
         """Party j's view: its block only, ready to mask its own contexts."""
-        return PartyMask(self.block(j), party=self._party(j))
+        return self._parties[self._party(j)]
 
     def mask(self, j: int, contexts: object) -> np.ndarray:
         """Party j's masked part Q^j x^j: (..., K, d_j) -> (..., K, d)."""
-        j = self._party(j)
-        x = _check_contexts(contexts, self.widths[j], f"party {j}")
-        return x @ self.block(j).T
+        return self._parties[self._party(j)].mask(contexts)
 
     def mask_all(self, contexts: "list | tuple") -> np.ndarray:
         """sum_j Q^j x^j for the parties' contexts, in party order: equals Q x."""
@@ -231,7 +233,19 @@ class OrthogonalMask:
             raise ShapeError(
                 f"contexts must be a list of {self.parties} arrays, one per party; got {got!r}"
             )
-        return sum_masked([self.mask(j, x) for j, x in enumerate(contexts)])
+        xs = [_check_contexts(x, w, f"party {j}") for j, (x, w) in
+              enumerate(zip(contexts, self.widths, strict=True))]
+        lead = {x.shape[:-1] for x in xs}
+        if len(lead) != 1:
+            raise ShapeError(
+                f"contexts must share their leading shape (..., K); got {sorted(lead)}"
+            )
+        # One output and one scratch buffer: M fresh (K, d) temporaries cost more than the adds.
+        out = np.matmul(xs[0], self._parties[0].block.T)
+        tmp = np.empty_like(out)
+        for x, party in zip(xs[1:], self._parties[1:], strict=True):
+            out += np.matmul(x, party.block.T, out=tmp)
+        return out
 
     def unmask(self, masked: object) -> np.ndarray:
         """Q^T (Q x) = x: only the generator, who holds all of Q, can do this."""

@@ -159,7 +159,10 @@ class NumpySampler(Sampler):
 
     def _add_symmetric(self, value, sigma, rng):
         z = rng.standard_normal(value.shape)
-        return value + (z + z.T) * (sigma / SQRT2)
+        noise = z + z.T
+        noise *= sigma / SQRT2
+        noise += value
+        return noise
 
     def __repr__(self) -> str:
         return "NumpySampler()"

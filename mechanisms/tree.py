@@ -17,7 +17,7 @@ from accounting.errors import invalid
 from accounting.events import GaussianEvent, TreeAggregationEvent
 from accounting.validation import check_count, check_delta, check_positive
 
-from ._checks import check_choice, check_shape, real_array
+from ._checks import check_choice, check_rng, check_shape, real_array
 from .errors import HorizonExceededError, OutOfBoundsError
 from .samplers import Sampler, resolve_sampler
 
@@ -158,8 +158,10 @@ class TreePrivatizer:
         self._event = TreeAggregationEvent(
             GaussianEvent(self._sigma, self._event_sensitivity), self._nodes)
         levels = max(self._horizon.bit_length(), 1)
+        # per level: the exact sum of its latest node, and the prefix released
+        # when that node was completed (its noise is drawn once, reused after)
         self._exact = np.zeros((levels, *self._shape))
-        self._noisy = np.zeros((levels, *self._shape))
+        self._released = np.zeros((levels, *self._shape))
         self._steps = 0
         self._clipped = 0
 
@@ -218,42 +220,53 @@ class TreePrivatizer:
             raise HorizonExceededError(
                 f"add: the tree's horizon is {self._horizon} releases and all were used; "
                 f"build a new TreePrivatizer for further steps")
-        x = self._prepare(increment)
+        check_rng(rng)
+        x, clipped = self._prepare(increment)
         t = self._steps + 1
         level = (t & -t).bit_length() - 1
-        node = self._exact[:level].sum(axis=0) + x
+        node = self._exact[:level].sum(axis=0) + x if level else x
         if self._symmetric:
             noisy = self._sampler._add_symmetric(node, self._sigma, rng)
         else:
             noisy = self._sampler._add_gaussian(node, self._sigma, rng)
+        # Prefix t = the noisy nodes at the set bits of t.  Those above `level`
+        # are exactly the nodes of the prefix released when the next set bit
+        # `above` was completed, so reuse that release instead of re-summing.
+        higher = t >> (level + 1)
+        if higher:
+            above = level + (higher & -higher).bit_length()
+            out = np.asarray(self._released[above] + noisy)
+        else:
+            out = np.array(noisy, dtype=np.float64)
         # commit only once everything that can fail has run
         self._exact[level] = node
-        self._noisy[level] = noisy
+        self._released[level] = out
         self._steps = t
-        out = np.asarray(
-            self._noisy[[j for j in range(t.bit_length()) if t >> j & 1]].sum(axis=0))
+        self._clipped += clipped
         if self._shift:
             out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
         return out
 
-    def _prepare(self, increment: object) -> np.ndarray:
+    def _prepare(self, increment: object) -> tuple[np.ndarray, bool]:
+        """The validated, symmetrised and clipped increment, and whether it was clipped."""
         x = real_array("increment", increment, self._shape)
-        if self._symmetric and x.size:
-            norm = math.sqrt(float(np.vdot(x, x)))
-            gap = float(np.abs(x - x.T).max())
+        norm = _frobenius(x)
+        if self._symmetric:
+            skew = x - x.T
+            gap = _frobenius(skew)
             if gap > _SYMMETRY_TOL * (1.0 + norm):
-                raise invalid("increment", f"a matrix with max |x - x.T| = {gap:.3g}",
+                raise invalid("increment", f"a matrix with ||x - x.T|| = {gap:.3g}",
                               "a symmetric matrix (symmetric=True)")
-            x = (x + x.T) * 0.5  # exactly symmetric: float addition commutes
-        norm = math.sqrt(float(np.vdot(x, x)))
+            if gap:
+                x = (x + x.T) * 0.5  # exactly symmetric: float addition commutes
+                norm = _frobenius(x)
         if norm > self._clip:
             if self._on_excess == "reject":
                 raise OutOfBoundsError(
                     f"increment must have L2/Frobenius norm <= clip_norm = {self._clip:g} "
                     f"(on_excess='reject'); got norm {norm:.6g}")
-            x = x * (self._clip / norm)
-            self._clipped += 1
-        return x
+            return x * (self._clip / norm), True
+        return x, False
 
     # -- read-only view -------------------------------------------------------------
     @staticmethod
@@ -316,6 +329,15 @@ class TreePrivatizer:
     def __repr__(self) -> str:
         return (f"TreePrivatizer(shape={self._shape}, horizon={self._horizon}, "
                 f"sigma={self._sigma:.6g}, steps={self._steps}, sampler={self._sampler!r})")
+
+
+def _frobenius(x: np.ndarray) -> float:
+    """L2 norm over all entries, without overflow for huge finite entries."""
+    squares = float(np.vdot(x, x))
+    if math.isfinite(squares):
+        return math.sqrt(squares)
+    top = float(np.abs(x).max())
+    return top * math.sqrt(float(np.vdot(x / top, x / top)))
 
 
 def _check_flag(name: str, value: object) -> bool:

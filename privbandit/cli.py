@@ -13,7 +13,7 @@ import importlib
 import sys
 
 # Modules that register subcommands, in help order.
-COMMAND_MODULES = ("privbandit.audit_command",)
+COMMAND_MODULES = ("privbandit.studies.command", "privbandit.audit_command")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -59,6 +59,10 @@ class CommLog:
         """Number of distinct rounds in which at least one message was recorded."""
         return len(self._rounds)
 
+    def round_indices(self) -> np.ndarray:
+        """The sorted rounds in which something was recorded, (R,) int64."""
+        return np.array(sorted(self._rounds), dtype=np.int64)
+
     @property
     def messages(self) -> int:
         return sum(self._messages.values())

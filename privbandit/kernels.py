@@ -20,8 +20,6 @@ the same scores make the same decisions.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .errors import ShapeError, config_error
 
@@ -79,7 +77,7 @@ def quadratic_forms(inv: np.ndarray, items: np.ndarray) -> np.ndarray:
 
     inv: (d, d) or (..., d, d); items: (K, d) or (..., K, d).  Returns (..., K).
     """
-    return np.sum((items @ inv) * items, axis=-1)
+    return np.einsum("...kd,...kd->...k", items @ inv, items)
 
 
 def ucb_widths(inv: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -87,7 +85,9 @@ def ucb_widths(inv: np.ndarray, items: np.ndarray) -> np.ndarray:
 
     Tiny negative quadratic forms from rounding are clipped to 0.
     """
-    return np.sqrt(np.maximum(quadratic_forms(inv, items), 0.0))
+    q = quadratic_forms(inv, items)
+    np.maximum(q, 0.0, out=q)
+    return np.sqrt(q, out=q)
 
 
 def ucb_scores(theta: np.ndarray, inv: np.ndarray, items: np.ndarray, beta: float) -> np.ndarray:
@@ -95,7 +95,10 @@ def ucb_scores(theta: np.ndarray, inv: np.ndarray, items: np.ndarray, beta: floa
 
     theta: (d,) or (..., d); inv: (d, d) or (..., d, d); items: (K, d) or (..., K, d).
     """
-    means = np.matmul(items, theta[..., :, None])[..., 0]
+    if theta.ndim == 1:
+        means = items @ theta
+    else:
+        means = np.matmul(items, theta[..., :, None])[..., 0]
     return means + beta * ucb_widths(inv, items)
 
 
@@ -129,9 +132,9 @@ class UserGraph:
     """An undirected user graph whose connected components are kept up to date.
 
     Deleting edges at one user can only split the component holding that user,
-    so only that component is recomputed (scipy's connected_components on its
-    induced subgraph).  A component's label is its smallest member index, so
-    labels do not depend on the order of deletions.
+    so only that component is searched again (breadth-first, vectorized per
+    level).  A component's label is its smallest member index, so labels do
+    not depend on the order of deletions.
     """
 
     def __init__(self, adjacency: np.ndarray) -> None:
@@ -205,12 +208,24 @@ class UserGraph:
         return self.n_components != before
 
     def _relabel(self, members: np.ndarray) -> None:
-        sub = csr_matrix(self._adj[np.ix_(members, members)])
-        _, parts = connected_components(sub, directed=False)
-        # label each part by its smallest member: members is ascending, so that
-        # is the part's first occurrence
-        _, first = np.unique(parts, return_index=True)
-        self._labels[members] = members[first[parts]]
+        """Label the components of the subgraph induced by `members` (one component before).
+
+        Breadth-first search on the dense adjacency: one vectorized step per
+        level, so a split check in a dense user graph costs a few row scans.
+        """
+        left = np.zeros(self.n, dtype=bool)
+        left[members] = True
+        while left.any():
+            start = int(np.argmax(left))  # smallest remaining member labels its component
+            seen = np.zeros(self.n, dtype=bool)
+            seen[start] = True
+            frontier = np.array([start])
+            while frontier.size:
+                nxt = self._adj[frontier].any(axis=0) & ~seen
+                seen |= nxt
+                frontier = np.flatnonzero(nxt)
+            self._labels[seen] = start
+            left &= ~seen
 
 
 def cluster_error_rate(true_labels: np.ndarray, detected_labels: np.ndarray) -> float:

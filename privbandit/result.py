@@ -45,7 +45,9 @@ class RunResult:
     cluster_error_rounds: (C,) detection error (`kernels.cluster_error_rate`)
     and the rounds it was measured at; privacy: the stated guarantee
     (neighbouring relation, epsilon, delta, measure, ...); timings: seconds
-    by phase; seed: the run's seed; environment: the environment's description.
+    by phase; seed: the run's seed; environment: the environment's description;
+    comm_rounds: (R,) the rounds in which communication happened
+    (`CommLog.round_indices()`), stored downsampled as `comm_rounds_curve`.
     """
 
     algorithm: str
@@ -60,6 +62,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     seed: int | None = None
     environment: dict[str, Any] = field(default_factory=dict)
+    comm_rounds: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.regret = _float_array("regret", self.regret)
@@ -74,6 +77,8 @@ class RunResult:
                 "cluster_error_rounds", self.cluster_error_rounds,
                 "given exactly when cluster_error is given",
             )
+        if self.comm_rounds is not None:
+            self.comm_rounds = np.sort(np.asarray(self.comm_rounds, dtype=np.int64))
         if self.cluster_error is not None:
             self.cluster_error = _float_array("cluster_error", self.cluster_error)
             self.cluster_error_rounds = np.asarray(self.cluster_error_rounds, dtype=np.int64)
@@ -128,6 +133,9 @@ class RunResult:
             out["rounds"] = idx.tolist()
             out["cumulative_regret"] = self.cumulative_regret()[idx].tolist()
             out["cumulative_reward"] = self.cumulative_reward()[idx].tolist()
+            if self.comm_rounds is not None:
+                curve = np.searchsorted(self.comm_rounds, idx, side="right")
+                out["comm_rounds_curve"] = curve.tolist()
         if self.cluster_error is not None:
             out["cluster_error"] = self.cluster_error.tolist()
             out["cluster_error_rounds"] = self.cluster_error_rounds.tolist()

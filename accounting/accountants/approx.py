@@ -125,7 +125,7 @@ class ApproxDPAccountant(Accountant):
         mus, _ = self._leaves("gaussian")
         if mus.size == 0:
             return self._delta_at_split(1.0, epsilon)  # t is unused without Gaussian leaves
-        log_t = np.linspace(math.log(1e-3), math.log(40.0 + float(mus.max())), 16)
+        log_t = np.linspace(math.log(1e-3), math.log(40.0 + float(mus.max())), 24)
         values = [self._delta_at_split(math.exp(x), epsilon) for x in log_t]
         best = int(np.argmin(values))
         if values[best] <= 0.0 or values[best] >= 1.0:

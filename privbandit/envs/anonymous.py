@@ -57,6 +57,7 @@ class AnonymousBanditEnv:
             raise config_error("reward", reward, f"one of {REWARDS}")
         means.setflags(write=False)
         self._means = means
+        self.laplace_epsilon = laplace_epsilon
         self._best = means.max(axis=1)
         self.reward = reward
         self.noise_sd = check_positive("noise_sd", noise_sd)
@@ -109,6 +110,11 @@ class AnonymousBanditEnv:
             return np.zeros(len(a))
         return np.take_along_axis(self._means.T, a, axis=0).sum(axis=1)
 
+    def cluster_error(self, arms: np.ndarray) -> float:
+        """Fraction of users whose arm in `arms` (N,) is not one of their optimal arms."""
+        a = self._check_assignments(np.asarray(arms)[None, :])[0]
+        return float(np.mean(self._means[np.arange(self.n_users), a] < self._best))
+
     def cluster_size(self) -> int:
         """U of this instance: the fewest users any arm is optimal for (oracle information)."""
         best = np.argmax(self._means, axis=1)
@@ -123,8 +129,7 @@ class AnonymousBanditEnv:
             "threshold": self.threshold,
             "reward": self.reward,
             "noise_sd": self.noise_sd if self.reward == "gaussian" else None,
-            "laplace_epsilon": None if not self.aggregator.noisy else
-            self.aggregator.event.l1_sensitivity / self.aggregator.event.scale,
+            "laplace_epsilon": self.laplace_epsilon,
             "cluster_size": self.cluster_size(),
         }
 

@@ -33,6 +33,11 @@ class MultiAgentBernoulliMAB:
 
     def __init__(self, means: Any, n_agents: int | None = None) -> None:
         mu = np.array(means, dtype=np.float64, copy=True)
+        if not np.all((mu >= 0.0) & (mu <= 1.0)):
+            bad = mu[~((mu >= 0.0) & (mu <= 1.0))]
+            raise RewardError(
+                f"means must be Bernoulli reward means in [0, 1]; got values {bad[:5].tolist()}"
+            )
         if mu.ndim == 1:
             if n_agents is None:
                 raise config_error("n_agents", n_agents, "an integer >= 1 when means is (K,)")
@@ -47,11 +52,6 @@ class MultiAgentBernoulliMAB:
             raise ShapeError(f"means must be (K,) or (M, K); got shape {mu.shape}")
         if mu.shape[0] < 1 or mu.shape[1] < 2:
             raise ShapeError(f"means must have >= 1 agent and >= 2 arms; got shape {mu.shape}")
-        if not np.all((mu >= 0.0) & (mu <= 1.0)):
-            bad = mu[~((mu >= 0.0) & (mu <= 1.0))]
-            raise RewardError(
-                f"means must be Bernoulli reward means in [0, 1]; got values {bad[:5].tolist()}"
-            )
         mu.setflags(write=False)
         self._means = mu
         self._global = mu.mean(axis=0)

@@ -8,6 +8,7 @@ x^j, its d_j features of the K candidate items.  Party 0 is the active party
 - `FeatureSplit`: the widths d_1 + ... + d_M = d and the column slices.
 - `VerticalSplit`: wraps any `Environment`; `observe(t)` hands out one
   read-only (K, d_j) view per party instead of the full (K, d) items.
+- `ActivePartyView`: the active party's columns alone (the partial-local baseline).
 - `seed003_environment`: the paper's synthetic world (Section 5.1): one user,
   x, theta ~ N(0, 0.05 I) normalised to unit norm, reward x . theta + eps with
   eps ~ N(0, 0.05) (0.05 read as the variance, as in N(0, sigma^2 I)).
@@ -25,7 +26,7 @@ from accounting.validation import check_positive
 
 from ..errors import config_error
 from ..policies.base import check_dim
-from .base import Environment, Outcome
+from .base import Environment, Outcome, Round
 from .items import SphereItems
 from .linear import LinearUsersEnv
 
@@ -202,3 +203,48 @@ def seed003_environment(
         noise_sd=math.sqrt(check_positive("noise_var", noise_var)), horizon=horizon,
         block=block, name="seed003-synthetic",
     )
+
+
+class ActivePartyView(Environment):
+    """The world as the active party alone sees it: only its own d_0 columns.
+
+    The partial-local baseline of seed 003 (Section 5.2, "partial ratio"):
+    a centralized policy of dimension d_0 run on this view ignores the
+    passive parties' features.  Rewards and regret are the full world's.
+    """
+
+    def __init__(self, env: Environment, split: "FeatureSplit | tuple | list") -> None:
+        vertical = VerticalSplit(env, split)
+        self.env = env
+        self.split = vertical.split
+        self._columns = self.split.columns(0)
+        self.dim = self.split.widths[0]
+        self.n_items = env.n_items
+        self.n_users = env.n_users
+        self.horizon = env.horizon
+        super().__init__(env._block_size)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self.env.reset(rng)
+
+    def observe(self, t: int) -> Round:
+        rnd = self.env.observe(t)
+        return Round(rnd.t, rnd.user, rnd.items[:, self._columns])
+
+    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        # observe() delegates to the wrapped stream; a direct draw slices its items alike.
+        block = dict(self.env._draw_block(size, rng))
+        block["items"] = block["items"][..., self._columns]
+        return block
+
+    def act(self, t: int, action: Any) -> Outcome:
+        return self.env.act(t, action)
+
+    def true_clusters(self) -> np.ndarray | None:
+        return self.env.true_clusters()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.env.describe(), "view": "active party only", "widths": list(self.split.widths),
+            "active_share": self.split.active_share,
+        }

@@ -8,8 +8,8 @@ components; a singleton component is an agent linked to the server alone.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -38,7 +38,7 @@ class Graph:
             loops = np.flatnonzero(np.diag(adj)).tolist()
             raise GraphError(f"adjacency must have no self-loops; got loops at nodes {loops}")
         if not np.array_equal(adj, adj.T):
-            raise GraphError("adjacency must be symmetric (links are two-way); got an asymmetric one")
+            raise GraphError("adjacency must be symmetric (links are two-way); got asymmetric")
         adj.setflags(write=False)
         object.__setattr__(self, "adjacency", adj)
 
@@ -135,7 +135,7 @@ def disjoint_union(graphs: Sequence[Graph], name: str = "union") -> Graph:
     sizes = [g.n_nodes for g in graphs]
     adj = np.zeros((sum(sizes), sum(sizes)), dtype=bool)
     start = 0
-    for g, size in zip(graphs, sizes):
+    for g, size in zip(graphs, sizes, strict=True):
         adj[start:start + size, start:start + size] = g.adjacency
         start += size
     return Graph(adj, name)

@@ -86,7 +86,7 @@ def sink_tree(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     adj = graph.adjacency
     heads = sinks(graph)
     parent = np.arange(graph.n_nodes)
-    for part, sink in zip(components(graph), heads):
+    for part, sink in zip(components(graph), heads, strict=True):
         d = dist[sink]
         for i in part[part != sink]:
             closer = np.flatnonzero(adj[i] & (d == d[i] - 1))

@@ -81,6 +81,8 @@ def check_dim(name: str, value: object) -> int:
 
 def check_user(user: object, n_users: int) -> int:
     """A user index in [0, n_users)."""
+    if type(user) is int and 0 <= user < n_users:  # fast path of the per-round check
+        return user
     if isinstance(user, bool) or not isinstance(user, (int, np.integer)) or not (
         0 <= user < n_users
     ):
@@ -112,6 +114,8 @@ def check_items(items: object, dim: int, bound: float | None) -> np.ndarray:
 
 def check_action(action: object, n_items: int) -> int:
     """A single item index in [0, n_items)."""
+    if type(action) is int and 0 <= action < n_items:  # fast path of the per-round check
+        return action
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not (
         0 <= action < n_items
     ):

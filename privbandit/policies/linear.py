@@ -10,21 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_delta, check_nonnegative, check_positive
+from accounting.validation import check_nonnegative, check_positive
 
 from ..errors import config_error
-from ..kernels import oful_beta, ucb_scores
+from ..kernels import ucb_scores
 from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
+from .radius import ConfidenceRadius
 from .ridge import RidgeModels
-
-
-def check_beta(beta: object) -> float | str:
-    """'oful' (the theoretical radius, recomputed every round) or a constant >= 0."""
-    if beta == "oful":
-        return "oful"
-    if isinstance(beta, str):
-        raise config_error("beta", beta, "'oful' or a finite number >= 0")
-    return check_nonnegative("beta", beta)
 
 
 class _LinearPolicy(Policy):
@@ -45,7 +37,13 @@ class _LinearPolicy(Policy):
             raise config_error("shared", shared, "True or False")
         self.shared = shared
         self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
-        self.models = RidgeModels(1 if shared else self.n_users, self.dim, lam)
+        self.models = RidgeModels(1 if shared else self.n_users, self.dim, lam, track_gram=False)
+        self._checked: np.ndarray | None = None  # items validated by the pending select()
+
+    def _items(self, items: object) -> np.ndarray:
+        """Validate the round's items (select always checks; update trusts that check)."""
+        self._checked = check_items(items, self.dim, self.item_bound)
+        return self._checked
 
     def _model(self, user: object) -> int:
         u = check_user(user, self.n_users)
@@ -57,7 +55,9 @@ class _LinearPolicy(Policy):
         items: (K, d); action: int in [0, K); feedback: the finite real reward.
         """
         m = self._model(user)
-        items = check_items(items, self.dim, self.item_bound)
+        if items is not self._checked:
+            items = check_items(items, self.dim, self.item_bound)
+        self._checked = None
         a = check_action(action, items.shape[0])
         self.models.add(m, items[a], check_reward(feedback))
 
@@ -104,39 +104,21 @@ class LinUCB(_LinearPolicy):
         item_bound: float | None = 1.0,
     ) -> None:
         super().__init__(dim, n_users, shared=shared, lam=lam, item_bound=item_bound)
-        self.beta = check_beta(beta)
-        self.beta_scale = check_nonnegative("beta_scale", beta_scale)
-        self.noise_scale = check_nonnegative("noise_scale", noise_scale)
-        self.delta = check_delta("delta", delta)
-        if self.delta == 0.0:
-            raise config_error("delta", delta, "a number in (0, 1)")
-        self.theta_bound = check_nonnegative("theta_bound", theta_bound)
-
-    def radius(self, m: int) -> float:
-        """The confidence radius of model m at its current data."""
-        if self.beta == "oful":
-            r = oful_beta(
-                self.models.logdet[m], self.models.lam, self.noise_scale, self.delta,
-                self.theta_bound,
-            )
-            return float(r) * self.beta_scale
-        return float(self.beta) * self.beta_scale
+        self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
 
     def scores(self, items: np.ndarray, user: int) -> np.ndarray:
         """Upper confidence bounds of the K items for `user`, (K,)."""
         m = self._model(user)
-        items = check_items(items, self.dim, self.item_bound)
-        return ucb_scores(self.models.theta[m], self.models.inv[m], items, self.radius(m))
+        items = self._items(items)
+        beta = self.radius(float(self.models.logdet[m]), self.models.lam)
+        return ucb_scores(self.models.theta[m], self.models.inv[m], items, beta)
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         """Index of the item with the highest upper confidence bound (lowest index on ties)."""
         return int(np.argmax(self.scores(items, user)))
 
     def params(self) -> dict[str, Any]:
-        return {
-            **self._base_params(), "beta": self.beta, "beta_scale": self.beta_scale,
-            "noise_scale": self.noise_scale, "delta": self.delta, "theta_bound": self.theta_bound,
-        }
+        return {**self._base_params(), **self.radius.params()}
 
 
 class LinTS(_LinearPolicy):
@@ -177,7 +159,7 @@ class LinTS(_LinearPolicy):
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         """Index of the item with the highest sampled mean (lowest index on ties)."""
-        items = check_items(items, self.dim, self.item_bound)
+        items = self._items(items)
         return int(np.argmax(items @ self.sample_theta(user, rng)))
 
     def params(self) -> dict[str, Any]:

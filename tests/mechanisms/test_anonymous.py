@@ -377,3 +377,12 @@ def test_bad_elicitation_input_is_refused(call, error, match):
     with pytest.raises(error, match=match):
         call(agg)
     assert agg._source.calls == 0
+
+
+def test_rounds_without_groups_release_and_cost_nothing():
+    source = RecordingSource()
+    agg = KAnonymousAggregator(1, source, laplace_epsilon=1.0, reward_bounds=(0, 1))
+    ledger = Ledger("user", epsilon=1.0)
+    out = agg.aggregate(np.zeros((3, 0, 2), dtype=int), np.zeros((3, 0), dtype=int),
+                        np.random.default_rng(0), ledger=ledger)
+    assert out.shape == (3, 0) and source.calls == 0 and ledger.spent()[0] == 0.0

@@ -1,6 +1,8 @@
 """Orthogonal masks (O3M): lossless masking, Haar law, validation."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -35,7 +37,7 @@ def test_masking_is_lossless(case):
     np.testing.assert_allclose(masked, x @ mask.q.T, rtol=0, atol=tol)
     np.testing.assert_allclose(mask.q.T @ masked.T, x.T, rtol=0, atol=tol)
     np.testing.assert_allclose(mask.unmask(masked), x, rtol=0, atol=tol)
-    np.testing.assert_allclose(mask.mask_all(parts), masked, rtol=0, atol=tol)
+    np.testing.assert_array_equal(mask.mask_all(parts), masked)  # same sums, same order
 
 
 @given(mask_and_contexts())
@@ -169,6 +171,10 @@ _MASK = OrthogonalMask.generate((2, 3), np.random.default_rng(5))
         (lambda: _MASK.block(True), MaskError, r"got True"),
         (lambda: _MASK.mask_all([np.ones((1, 2))]), ShapeError,
          r"contexts must be a list of 2 arrays, one per party; got 1"),
+        (lambda: _MASK.mask_all([np.ones((2, 2)), np.ones((3, 3))]), ShapeError,
+         r"contexts must share their leading shape \(\.\.\., K\); got \[\(2,\), \(3,\)\]"),
+        (lambda: _MASK.mask_all([np.ones((2, 2)), np.ones((2, 2))]), ShapeError,
+         r"contexts of party 1 must have shape \(\.\.\., 3\)"),
         (lambda: _MASK.unmask(np.ones((3, 4))), ShapeError,
          r"contexts of the masked batch must have shape \(\.\.\., 5\)"),
         (lambda: sum_masked([]), ShapeError, r"parts must be a non-empty list"),
@@ -194,3 +200,12 @@ def test_caller_arrays_are_copied_not_frozen():
     mask = OrthogonalMask(q, (1, 3))
     q[0, 0] = 5.0  # the caller may keep using its array...
     assert mask.q[0, 0] != 5.0  # ...without changing the mask
+
+
+def test_the_documentation_examples_run():
+    doc = Path(__file__).resolve().parents[2] / "docs" / "masks_and_anonymity.md"
+    blocks = [b.split("```", 1)[0] for b in doc.read_text(encoding="utf-8").split("```python")[1:]]
+    assert len(blocks) == 3
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), namespace)  # noqa: S102

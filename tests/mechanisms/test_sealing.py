@@ -236,3 +236,14 @@ def test_keys_do_not_print_their_secret():
     text = repr(GEN)
     assert GEN.public.hex()[:16] in text and "private" not in text
     assert len(new_session()) == 16 and new_session() != new_session()
+
+
+def test_a_failed_seal_does_not_use_up_a_counter():
+    sealer = Sealer("gen", GEN, SESSION)
+    with pytest.raises(InvalidParameterError, match=r"recipient_public must be"):
+        sealer.seal_block(np.ones(2), "alice", b"short")
+    with pytest.raises(ShapeError, match=r"block must have dtype"):
+        sealer.seal_block(np.ones(2, dtype=bool), "alice", ALICE.public)
+    assert sealer.counter == 0
+    message = sealer.seal_message(b"x", "alice", ALICE.public)
+    assert struct.unpack(">Q", message[32:40])[0] == 0 and sealer.counter == 1

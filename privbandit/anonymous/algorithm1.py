@@ -1,0 +1,231 @@
+"""Algorithm 1 of seed 004: one BaSE per user, batches served by C-anonymous decompositions.
+
+Every user runs BaSE (`base.BatchedElimination`) with horizon
+T' = T / (alpha (2C + 2)) and B batches on a shared static grid.  In batch b < B
+the users' active sets A_{i,b} and the batch length D_b form a batched graph;
+if it is not U-batched the algorithm aborts (an optimal arm was eliminated: the
+paper's abort, after which users commit to their current leaders).  Otherwise a
+decomposition (greedy, randomized or LP) gives assignments, each played for 2C + 2
+rounds through the feedback-eliciting sub-algorithm; users left free by a
+pattern play their current leader.  The estimates go to each user's BaSE, which
+eliminates arms.  In the last batch (Gao et al.'s BaSE commits) every user plays
+its empirically best arm until T; no feedback is asked for, so nothing is released.
+
+Privacy guarantee
+-----------------
+Observations are C-anonymous (seed 004, §2.1): every number the learner sees is
+a sum of the rewards of >= C users on one arm in one round
+(`mechanisms.anonymous.KAnonymousAggregator`).  Not differential privacy: the
+elicitation differences sums by design.  With the environment's Laplace option,
+each round's group sums are epsilon-DP for one user's reward in that round
+(record level, L1 sensitivity hi - lo of rewards clipped to [lo, hi]); a user
+grouped in r rounds spends r * epsilon (basic composition), which the run's
+user-level ledger reports.  Source: Esfandiari, Mirrokni, Schneider, "Anonymous
+bandits for multi-user systems", Algorithm 1, Theorem 1; BaSE: Gao et al. 2019.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from accounting.validation import check_count, check_positive
+
+from ..envs.anonymous import AnonymousBanditEnv
+from ..errors import config_error
+from ..result import RunResult
+from .base import BatchedElimination
+from .decompositions import DECOMPOSITIONS, is_u_batched, verify_decomposition
+from .errors import HorizonTooShortError, assumption_error
+from .grids import GRIDS, default_batches, make_grid
+from .runtime import (
+    Elicitor,
+    Timeline,
+    check_env,
+    estimate_variance,
+    private_ledger,
+    privacy_statement,
+)
+
+
+def approximation_ratio(method: str, n_arms: int, threshold: int, cluster_size: int) -> int:
+    """alpha(C, U) used for T': K for greedy; max(1, ceil(K (C + 1) / U)) otherwise (§3.4)."""
+    if method == "greedy":
+        return n_arms
+    return max(1, math.ceil(n_arms * (threshold + 1) / cluster_size))
+
+
+@dataclass(frozen=True)
+class AnonymousBaSE:
+    """Algorithm 1 for N users, K arms, anonymity C, user-cluster bound U, horizon T.
+
+    decomposition: "greedy", "randomized" or "lp"; grid: "minimax" or "geometric";
+    batches: B (default ceil(log2 log2 T), at least 2); gamma: BaSE's elimination
+    constant, applied to the estimates' variance proxy (see `base`).
+    """
+
+    n_users: int
+    n_arms: int
+    threshold: int
+    cluster_size: int
+    horizon: int
+    decomposition: str = "lp"
+    grid: str = "minimax"
+    batches: int | None = None
+    gamma: float = 0.25
+
+    def __post_init__(self) -> None:
+        c = _check_threshold(self.threshold)
+        n = check_count("n_users", self.n_users)
+        k = check_count("n_arms", self.n_arms)
+        if n <= c:
+            raise assumption_error("Algorithm 1 assumes N > C", "n_users", n, f"> C = {c}")
+        u = check_count("cluster_size", self.cluster_size)
+        if u < c + 1:
+            raise assumption_error(
+                "user-cluster assumption U >= C + 1 (each arm optimal for > C users)",
+                "cluster_size", u, f">= C + 1 = {c + 1}",
+            )
+        if u * k > n:
+            raise assumption_error(
+                "user-cluster assumption (each of K arms optimal for U distinct users)",
+                "cluster_size", u, f"<= N / K = {n // k}",
+            )
+        if self.decomposition not in DECOMPOSITIONS:
+            raise config_error("decomposition", self.decomposition, f"one of {tuple(DECOMPOSITIONS)}")
+        if self.grid not in GRIDS:
+            raise config_error("grid", self.grid, f"one of {GRIDS}")
+        horizon = check_count("horizon", self.horizon, minimum=2)
+        batches = default_batches(horizon) if self.batches is None else self.batches
+        object.__setattr__(self, "batches", check_count("batches", batches, minimum=2))
+        check_positive("gamma", self.gamma)
+        self._check_first_batch()
+
+    @property
+    def alpha(self) -> int:
+        return approximation_ratio(self.decomposition, self.n_arms, self.threshold,
+                                   self.cluster_size)
+
+    @property
+    def base_horizon(self) -> int:
+        """T' = floor(T / (alpha (2C + 2))): samples per user over all of BaSE's batches."""
+        return self.horizon // (self.alpha * (2 * self.threshold + 2))
+
+    def _check_first_batch(self) -> None:
+        if not _first_batch_fits(self.grid, self.base_horizon, self.batches, self.n_arms):
+            per = self.alpha * (2 * self.threshold + 2)
+            t_min = next(
+                t for t in _candidates(self.n_arms, self.batches)
+                if _first_batch_fits(self.grid, t, self.batches, self.n_arms)
+            )
+            raise HorizonTooShortError(
+                f"horizon T={self.horizon} too short for one batch: BaSE's horizon "
+                f"T' = T / (alpha (2C + 2)) = {self.base_horizon} (alpha={self.alpha}) must give "
+                f"each user one sample of each of K={self.n_arms} arms in the first of "
+                f"{self.batches} {self.grid} batches; need T >= {per * t_min}"
+            )
+
+    def params(self) -> dict:
+        return {
+            "n_users": self.n_users, "n_arms": self.n_arms, "threshold": self.threshold,
+            "cluster_size": self.cluster_size, "horizon": self.horizon,
+            "decomposition": self.decomposition, "grid": self.grid, "batches": self.batches,
+            "gamma": self.gamma, "alpha": self.alpha, "base_horizon": self.base_horizon,
+        }
+
+    def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
+            ) -> RunResult:
+        """Play T rounds on `env`; all randomness from `rng`."""
+        env = check_env(env, self.n_users, self.n_arms, self.threshold)
+        started = time.perf_counter()
+        decompose_rng, elicit_rng = rng.spawn(2)
+        base = BatchedElimination(
+            self.n_users, self.n_arms, self.base_horizon, self.batches, grid=self.grid,
+            gamma=self.gamma, variance=estimate_variance(env),
+        )
+        ledger = private_ledger(env, self.horizon)
+        elicitor = Elicitor(env, elicit_rng, ledger)
+        timeline = Timeline(self.horizon)
+        diag = {"sizes": [], "alphas": [], "aborted_batch": None}
+        errors, error_rounds = [], []
+        spent = {"decompose": 0.0, "elicit": 0.0}
+        while base.exploring and timeline.remaining > 0:
+            active = base.active.copy()
+            if not is_u_batched(active, self.cluster_size):
+                diag["aborted_batch"] = base.batch
+                break
+            t0 = time.perf_counter()
+            dec = DECOMPOSITIONS[self.decomposition](
+                active, base.demand(), self.threshold, decompose_rng
+            )
+            verify_decomposition(dec, active, base.demand(), self.threshold)
+            dec = dec.filled(active, base.leader())
+            t1 = time.perf_counter()
+            diag["sizes"].append(dec.size)
+            diag["alphas"].append(dec.details.get("alpha"))
+            sums, counts = self._elicit_batch(dec, elicitor, timeline, env)
+            spent["decompose"] += t1 - t0
+            spent["elicit"] += time.perf_counter() - t1
+            base.record(sums, counts)
+            base.end_batch()
+            errors.append(env.cluster_error(base.leader()))
+            error_rounds.append(timeline.used)
+        committed = base.leader()
+        timeline.play(env, committed[None, :], np.array([timeline.remaining]))
+        regret, reward = timeline.arrays()
+        spent["total"] = time.perf_counter() - started
+        return RunResult(
+            algorithm=f"anonymous-base-{self.decomposition}",
+            params={**self.params(), "diagnostics": diag},
+            regret=regret, reward=reward, comm=elicitor.comm.summary(),
+            ledgers=[] if ledger is None else [ledger.summary()],
+            cluster_error=np.array(errors + [env.cluster_error(committed)]),
+            cluster_error_rounds=np.array(error_rounds + [self.horizon]),
+            privacy=privacy_statement(env, ledger), timings=spent, seed=seed,
+            environment=env.describe(),
+        )
+
+    def _elicit_batch(self, dec, elicitor: Elicitor, timeline: Timeline,
+                      env: AnonymousBanditEnv) -> tuple[np.ndarray, np.ndarray]:
+        """Play every assignment of `dec` (2C + 2 rounds each) while the horizon lasts."""
+        sums = np.zeros((self.n_users, self.n_arms))
+        counts = np.zeros((self.n_users, self.n_arms), dtype=np.int64)
+        fits = min(dec.size, timeline.remaining // elicitor.rounds)
+        assignments = dec.assignments()[:fits]
+        for assignment in assignments:
+            elicitor.elicit(assignment, sums, counts)
+        rounds = np.full(len(assignments), elicitor.rounds)
+        if fits < dec.size:  # the horizon ends inside this batch: last partial block
+            assignments = dec.assignments()[: fits + 1]
+            rounds = np.r_[rounds, timeline.remaining - fits * elicitor.rounds]
+        timeline.play(env, assignments, rounds)
+        return sums, counts
+
+
+def _first_batch_fits(grid: str, base_horizon: int, batches: int, n_arms: int) -> bool:
+    """Does the grid over T' exist with a first batch of at least K samples?"""
+    if base_horizon < batches:
+        return False
+    try:
+        return bool(make_grid(grid, base_horizon, batches)[0] >= n_arms)
+    except HorizonTooShortError:
+        return False
+
+
+def _candidates(n_arms: int, batches: int):
+    """T' = max(K, B), max(K, B) + 1, ... (a grid's first point grows with T')."""
+    t = max(n_arms, batches)
+    while True:
+        yield t
+        t = t + 1 if t < 64 else int(t * 1.01) + 1
+
+
+def _check_threshold(threshold: object) -> int:
+    if isinstance(threshold, (int, np.integer)) and not isinstance(threshold, bool) and (
+        threshold < 1
+    ):
+        raise assumption_error("anonymity parameter C >= 1", "threshold", threshold,
+                               "an integer >= 1")
+    return check_count("threshold", threshold)

@@ -1,0 +1,134 @@
+"""What Algorithms 1 and 2 share: the played timeline, elicitation into sums, the private ledger.
+
+Every piece of feedback comes from `mechanisms.anonymous.elicit_feedback` on the
+environment's aggregator; with the Laplace option the aggregator charges the
+ledger before each release.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accounting.ledger import Ledger
+from mechanisms.anonymous import elicit_feedback
+
+from ..comm import CommLog
+from ..envs.anonymous import AnonymousBanditEnv
+from ..errors import config_error
+
+
+class Timeline:
+    """Per-round pseudo-regret and expected reward of what was played, up to the horizon."""
+
+    def __init__(self, horizon: int) -> None:
+        self.horizon = horizon
+        self.used = 0
+        self._values: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    @property
+    def remaining(self) -> int:
+        return self.horizon - self.used
+
+    def play(self, env: AnonymousBanditEnv, assignments: np.ndarray, rounds: np.ndarray) -> None:
+        """Assignment p (P, N) is played for rounds[p] consecutive rounds (cut at the horizon)."""
+        rounds = np.asarray(rounds, dtype=np.int64)
+        ends = np.minimum(np.cumsum(rounds), self.remaining)
+        lengths = np.diff(ends, prepend=0)
+        keep = lengths > 0
+        if keep.any():
+            played = np.asarray(assignments)[keep]
+            self._values.append((env.regret(played), env.expected_reward(played), lengths[keep]))
+            self.used += int(lengths.sum())
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(regret, reward), each (T,) float64; rounds never played stay 0."""
+        regret, reward = np.zeros(self.horizon), np.zeros(self.horizon)
+        if self._values:
+            reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values))
+            regret[: lengths.sum()] = np.repeat(reg, lengths)
+            reward[: lengths.sum()] = np.repeat(rew, lengths)
+        return regret, reward
+
+
+class Elicitor:
+    """Runs the feedback-eliciting sub-algorithm and adds its estimates to (N, K) sums/counts."""
+
+    def __init__(
+        self, env: AnonymousBanditEnv, rng: np.random.Generator, ledger: Ledger | None
+    ) -> None:
+        self.env = env
+        self.rng = rng
+        self.ledger = ledger
+        self.comm = CommLog()
+        self.rounds = 2 * env.threshold + 2
+        self.calls = 0
+
+    def elicit(self, assignment: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
+        """2C + 2 rounds on `assignment` (N,); covered users get one estimate each."""
+        e = elicit_feedback(self.env.aggregator, assignment, self.rng, ledger=self.ledger)
+        users = np.flatnonzero(e.covered)
+        sums[users, assignment[users]] += e.estimates[users]
+        counts[users, assignment[users]] += 1
+        start = self.calls * self.rounds
+        for r in range(self.rounds):  # one release of S group sums per round
+            self.comm.record("upload", messages=e.aggregates.shape[1],
+                             nbytes=e.aggregates[r].nbytes, round=start + r)
+        self.calls += 1
+
+
+def estimate_variance(env: AnonymousBanditEnv) -> float:
+    """Variance proxy of one elicited estimate r_{s,0} - r_{s,k} (groups of up to 2C + 1).
+
+    (2|G| - 1) reward draws enter the difference, so at most (4C + 1) reward
+    proxies; with Laplace noise of scale b on each sum, add 2 * 2 b^2 (its variance).
+    """
+    v = (4 * env.threshold + 1) * env.reward_variance
+    if env.aggregator.noisy:
+        v += 4.0 * env.aggregator.scale**2
+    return v
+
+
+def private_ledger(env: AnonymousBanditEnv, horizon: int) -> Ledger | None:
+    """A pure-DP ledger for one user (user-level: every round a user is grouped costs epsilon).
+
+    None without the Laplace option (then the aggregator's guarantee is
+    C-anonymity, not DP).  The budget, epsilon per round times T, is what a user
+    grouped in every round could spend; the ledger reports what was spent.
+    """
+    if not env.aggregator.noisy:
+        return None
+    per_round = env.aggregator.event.pure_epsilon
+    return Ledger("any one user (user-level)", per_round * horizon, accountant="pure-dp")
+
+
+def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> dict[str, Any]:
+    """The stated guarantee of a run, for `RunResult.privacy`."""
+    statement: dict[str, Any] = {
+        "anonymity": f"every observation sums >= C={env.threshold} users' rewards (seed 004)",
+        "differencing": "elicitation differences sums across rounds by design",
+    }
+    if ledger is None:
+        statement["measure"] = "C-anonymity (not differential privacy)"
+        return statement
+    eps, _ = ledger.spent()
+    statement.update(
+        measure="pure-dp",
+        neighbouring="one user's reward in one round (record level)",
+        record_epsilon=env.aggregator.event.pure_epsilon,
+        user_epsilon=eps,
+    )
+    return statement
+
+
+def check_env(env: object, n_users: int, n_arms: int, threshold: int) -> AnonymousBanditEnv:
+    """The run's environment must match the algorithm's declared N, K, C."""
+    if not isinstance(env, AnonymousBanditEnv):
+        raise config_error("env", env, "an AnonymousBanditEnv")
+    got = (env.n_users, env.n_arms, env.threshold)
+    if got != (n_users, n_arms, threshold):
+        raise config_error(
+            "env", f"(N, K, C) = {got}", f"the algorithm's (N, K, C) = "
+            f"{(n_users, n_arms, threshold)}"
+        )
+    return env

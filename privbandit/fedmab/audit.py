@@ -1,0 +1,159 @@
+"""Audit hooks: one agent's released transcript as a plain callable for `audits`.
+
+`EpochMeansTranscript(epsilon, sizes)` is the audit layer's mechanism
+`(dataset, rng, n) -> n outputs`: on a reward sequence of one agent (K arms,
+S(R) rewards each; epoch r uses rewards S(r-1)..S(r)-1 of every arm) it
+returns n independent copies of the agent's releases, the Laplace epoch means
+of every epoch, shape (n, R, K).  It uses the same mechanism factory as the
+algorithms (`privacy.epoch_mechanism`), so the audit checks the code that runs.
+The active set is held at all K arms: elimination only removes releases.
+
+`broken=True` is the positive control: its noise is calibrated to sensitivity
+1/S(r) (as if the epoch mean were a mean over all S(r) rewards so far) instead
+of 1/n_r; its event still claims epsilon, so a ledger is fooled -- the audit
+must not be.  Its true epsilon in epoch r is epsilon * S(r) / n_r.
+
+`neighbouring_rewards` builds a pair of reward sequences that differ in one
+reward (the agent-level relation), placed in the epoch where S(r)/n_r is
+largest, and `canary_direction` the one-hot projection onto the coordinate
+that reward moves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from accounting.validation import check_count, check_positive
+from audits import AuditReport, Claim, NeighbouringPair, Projection, ThresholdTester, run_audit
+from mechanisms.laplace import pairwise_mean
+from mechanisms.samplers import FAST, Sampler, resolve_sampler
+
+from ..errors import RewardError, ShapeError, config_error
+from .privacy import epoch_mechanism
+from .schedule import EpochSchedule
+
+RELATION = "agent-level: one reward in one agent's history"
+
+
+def _check_sizes(sizes: object) -> tuple[int, ...]:
+    try:
+        out = tuple(int(s) for s in sizes)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise config_error("sizes", sizes, "a sequence of epoch sizes S(1) < S(2) < ...") from None
+    if not out or out[0] < 1 or any(b <= a for a, b in pairwise(out)):
+        raise config_error("sizes", sizes, "a non-empty strictly increasing sequence of ints >= 1")
+    return out
+
+
+@dataclass(frozen=True)
+class EpochMeansTranscript:
+    """One agent's Laplace epoch-means transcript; see the module docstring.
+
+    Privacy guarantee: as `fedmab.algorithms` -- pure epsilon-DP with respect
+    to one reward of the agent (L1 sensitivity 1/n_r per epoch, parallel
+    composition over epochs); `broken=True` deliberately violates it.
+    """
+
+    epsilon: float
+    sizes: tuple[int, ...]
+    broken: bool = False
+    sampler: Sampler | None = FAST
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(self, "sizes", _check_sizes(self.sizes))
+        object.__setattr__(self, "sampler", resolve_sampler(self.sampler))
+        if not isinstance(self.broken, bool):
+            raise config_error("broken", self.broken, "True or False")
+
+    @classmethod
+    def from_schedule(cls, schedule: EpochSchedule, epsilon: float, **kwargs: Any):
+        return cls(epsilon, schedule.sizes, **kwargs)
+
+    @property
+    def name(self) -> str:
+        kind = "broken (noise for sensitivity 1/S(r))" if self.broken else "correct"
+        return f"fedmab epoch-means transcript, {kind}"
+
+    def mechanisms(self) -> list:
+        """The LaplaceMeans of each epoch (the broken one is sized for S(r) rewards)."""
+        prev, out = 0, []
+        for size in self.sizes:
+            n = size if self.broken else size - prev
+            out.append(epoch_mechanism(self.epsilon, n, self.sampler))
+            prev = size
+        return out
+
+    def __call__(self, dataset: Any, rng: np.random.Generator, n: int) -> np.ndarray:
+        rewards = check_rewards(dataset, self.sizes[-1])
+        n = check_count("n", n)
+        edges = (0, *self.sizes)
+        out = np.empty((n, len(self.sizes), rewards.shape[0]))
+        for r, mech in enumerate(self.mechanisms()):
+            means = pairwise_mean(rewards[:, edges[r]:edges[r + 1]])
+            out[:, r, :] = mech.release_means(np.broadcast_to(means, (n, means.size)), rng)
+        return out
+
+
+def check_rewards(dataset: Any, length: int) -> np.ndarray:
+    """A (K, length) array of rewards in [0, 1]; RewardError / ShapeError otherwise."""
+    x = np.asarray(dataset, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != length or x.shape[0] < 1:
+        raise ShapeError(f"rewards must have shape (K, {length}); got {x.shape}")
+    if not np.all((x >= 0.0) & (x <= 1.0)):
+        bad = x[~((x >= 0.0) & (x <= 1.0))]
+        raise RewardError(f"rewards must lie in [0, 1]; got values {bad[:5].tolist()}")
+    return x
+
+
+def canary_epoch(sizes: tuple[int, ...]) -> int:
+    """The epoch (1-based) with the largest S(r)/n_r: where the broken noise is thinnest."""
+    s = np.asarray(_check_sizes(sizes), dtype=np.float64)
+    return int(np.argmax(s / np.diff(s, prepend=0.0))) + 1
+
+
+def neighbouring_rewards(
+    sizes: tuple[int, ...], n_arms: int, rng: np.random.Generator, *,
+    epoch: int | None = None, arm: int = 0,
+) -> NeighbouringPair:
+    """Bernoulli(1/2) rewards, and a copy whose first reward of `arm` in `epoch` flips 0 -> 1."""
+    sizes = _check_sizes(sizes)
+    k = check_count("n_arms", n_arms)
+    epoch = canary_epoch(sizes) if epoch is None else epoch
+    if not (isinstance(epoch, int) and 1 <= epoch <= len(sizes)):
+        raise config_error("epoch", epoch, f"an epoch in [1, {len(sizes)}]")
+    if not (isinstance(arm, int) and 0 <= arm < k):
+        raise config_error("arm", arm, f"an arm in [0, {k})")
+    base = rng.integers(0, 2, size=(k, sizes[-1])).astype(np.float64)
+    pos = (0, *sizes)[epoch - 1]
+    d0, d1 = base.copy(), base.copy()
+    d0[arm, pos], d1[arm, pos] = 0.0, 1.0
+    return NeighbouringPair(d0, d1, RELATION, f"reward {pos} of arm {arm} (epoch {epoch}) 0 -> 1")
+
+
+def canary_direction(sizes: tuple[int, ...], n_arms: int, epoch: int, arm: int = 0) -> np.ndarray:
+    """(R, K) one-hot on the released coordinate the differing reward moves."""
+    w = np.zeros((len(_check_sizes(sizes)), check_count("n_arms", n_arms)))
+    w[epoch - 1, arm] = 1.0
+    return w
+
+
+def audit_transcript(
+    transcript: EpochMeansTranscript, n_arms: int, rng: np.random.Generator, *,
+    samples: int, confidence: float = 0.95,
+) -> AuditReport:
+    """Audit `transcript` against epsilon on a canary pair (threshold test, one-hot statistic).
+
+    The claim is what the ledger charges: the epoch mechanism's event read by
+    the pure-DP accountant (the broken variant claims epsilon too).
+    """
+    epoch = canary_epoch(transcript.sizes)
+    pair = neighbouring_rewards(transcript.sizes, n_arms, rng, epoch=epoch)
+    claim = Claim.from_event(transcript.mechanisms()[epoch - 1].event, accountant="pure-dp")
+    direction = canary_direction(transcript.sizes, n_arms, epoch)
+    tester = ThresholdTester(statistic=Projection(direction))
+    return run_audit(transcript, pair, tester, claim, samples=samples, rng=rng,
+                     confidence=confidence, name=transcript.name)

@@ -1,0 +1,131 @@
+"""What VFUCB/VFTS traffic leaks: the audit layer's mask attacks on this protocol's messages.
+
+`collect_traffic` runs the federation with a recorded transcript and
+returns, for one passive party j, what the active party received (the
+masked rows Q^j x^j of every item of every round) next to the plaintext
+rows x^j (the ground truth, for scoring only) and the true block Q^j.
+The attacks are those of `audits.attacks.masks`:
+
+- known plaintext: the active party somehow knows k of party j's rows
+  (public items, a leaked record); with k >= d_j it recovers Q^j and then
+  decodes every other row of the traffic exactly;
+- PCA (known sample): no pairs, only the traffic and an unpaired sample of
+  the population; it recovers span(Q^j) as rounds accumulate, and Q^j
+  itself when the population's features are skewed with distinct variances;
+- Gram: with nothing known, every norm and inner product of party j's rows
+  is read off the traffic exactly.
+
+Masks are not differential privacy; these numbers say how far they are from it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from audits.attacks.masks import MaskRecovery, gram_leakage, known_plaintext, pca_recovery
+
+from ..envs.vertical import VerticalSplit
+from ..errors import config_error
+from ..policies.base import Policy, check_dim
+from ..run import seed_streams
+from .federation import VerticalFederation
+from .runs import mask_stream
+
+
+@dataclass(frozen=True, eq=False)
+class Traffic:
+    """Party j's traffic as the active party saw it, with the truth to score attacks.
+
+    plain (n, d_j) and masked (n, d): row i is one item of one round, in
+    order (round-major); rounds: rounds played; n_items: K; block: Q^j (d, d_j).
+    """
+
+    party: int
+    rounds: int
+    n_items: int
+    plain: np.ndarray
+    masked: np.ndarray
+    block: np.ndarray
+
+
+def collect_traffic(
+    policy: Policy,
+    env: VerticalSplit,
+    horizon: int,
+    seed: int | np.random.SeedSequence,
+    *,
+    party: int = 1,
+    seal_traffic: bool = True,
+) -> Traffic:
+    """Run the protocol for `horizon` rounds and keep passive party `party`'s traffic."""
+    if not isinstance(env, VerticalSplit):
+        raise config_error("env", env, "a VerticalSplit (envs.vertical)")
+    if isinstance(party, bool) or not isinstance(party, int) or not 1 <= party < env.split.parties:
+        raise config_error("party", party, f"a passive party index in [1, {env.split.parties})")
+    horizon = check_dim("horizon", horizon)
+    streams = seed_streams(seed)
+    federation = VerticalFederation(
+        env.split, policy, rng=mask_stream(seed), seal_traffic=seal_traffic, record=True
+    )
+    env.reset(streams["rounds"])
+    plain = []
+    for t in range(horizon):
+        rnd = env.observe(t)
+        plain.append(np.array(rnd.parts[party]))
+        pending = federation.decide(rnd, streams["policy"])
+        federation.commit(pending, env.act(t, pending.action).feedback)
+    masked = np.concatenate([parts[party - 1] for parts in federation.transcript])
+    return Traffic(party, horizon, env.n_items, np.concatenate(plain), masked,
+                   np.array(federation.passive[party - 1].block))
+
+
+def known_plaintext_curve(
+    traffic: Traffic, pairs: list[int], *, method: str = "procrustes"
+) -> list[MaskRecovery]:
+    """Attack error against k known (plaintext, masked) pairs, scored on the other rows."""
+    n = traffic.plain.shape[0]
+    out = []
+    for k in pairs:
+        k = check_dim("pairs[...]", k)
+        if k >= n:
+            raise config_error("pairs", pairs, f"counts below the {n} rows of traffic")
+        found = known_plaintext(traffic.plain[:k], traffic.masked[:k], method)
+        out.append(found.scored(traffic.block, traffic.plain[k:]))
+    return out
+
+
+def pca_curve(traffic: Traffic, rounds: list[int], known_sample: np.ndarray) -> list[MaskRecovery]:
+    """PCA attack error against the number of rounds of traffic observed.
+
+    known_sample (m, d_j): unpaired plaintext rows from the same population
+    (see `population_sample`).  `observed` in each result counts rounds.
+    """
+    out = []
+    for r in rounds:
+        r = check_dim("rounds[...]", r)
+        if r > traffic.rounds:
+            raise config_error("rounds", rounds, f"counts up to the {traffic.rounds} rounds played")
+        rows = r * traffic.n_items
+        found = pca_recovery(traffic.masked[:rows], known_sample)
+        scored = found.scored(traffic.block, traffic.plain)
+        out.append(MaskRecovery(scored.method, r, scored.block, scored.block_error,
+                                scored.subspace_error, scored.context_error))
+    return out
+
+
+def gram_error(traffic: Traffic) -> float:
+    """Max |<z_a, z_b> - <x_a, x_b>| over the traffic's rows: 0 up to rounding = an exact leak."""
+    return gram_leakage(traffic.masked).error(traffic.plain)
+
+
+def population_sample(
+    env: VerticalSplit, party: int, rounds: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Party `party`'s rows of `rounds` fresh rounds of `env`, drawn from `rng` ((rounds*K, d_j)).
+
+    The unpaired sample a PCA attacker is assumed to have; resets `env`.
+    """
+    rounds = check_dim("rounds", rounds)
+    env.reset(rng)
+    return np.concatenate([np.array(env.observe(t).parts[party]) for t in range(rounds)])
