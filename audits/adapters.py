@@ -18,8 +18,9 @@ Checked against opendp 0.16 and diffprivlib 0.6.6.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounting.accountants import make_accountant
-from accounting.errors import UnsupportedEventError, invalid
+from accounting.errors import NotDifferentiallyPrivateError, UnsupportedEventError, invalid
 from accounting.events import PrivacyEvent
 from accounting.validation import check_delta, check_nonnegative
 
@@ -40,7 +40,7 @@ class Claim:
 
         Without `accountant`, the first of pure-dp and exact-gaussian that
         supports the event is used; an event none supports raises
-        `UnsupportedEventError` (a not-DP event is never given a number).
+        `UnsupportedEventError`, a not-DP one `NotDifferentiallyPrivateError`.
         """
         names = (accountant,) if accountant is not None else _DEFAULT_ACCOUNTANTS
         last: Exception | None = None
@@ -48,6 +48,8 @@ class Claim:
             acc = make_accountant(name)
             try:
                 acc.compose(event)
+            except NotDifferentiallyPrivateError:
+                raise  # no accountant will give a not-DP release a number
             except UnsupportedEventError as err:
                 last = err
                 continue

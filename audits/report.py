@@ -78,7 +78,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_COLUMNS = (("mechanism", 34), ("tester", 12), ("claim eps", 10), ("delta", 8),
+_COLUMNS = (("mechanism", 44), ("tester", 12), ("claim eps", 10), ("delta", 8),
             ("eps lower", 10), ("conf", 6), ("samples", 9), ("time s", 7), ("verdict", 10))
 
 
@@ -87,10 +87,10 @@ def format_table(reports, expected: "dict[str, str] | None" = None) -> str:
     cols = list(_COLUMNS) + ([("expected", 10)] if expected else [])
     lines = ["  ".join(name.ljust(w) for name, w in cols)]
     for r in reports:
-        cells = [r.mechanism[:34], r.tester, f"{r.claimed_epsilon:.4g}", f"{r.claimed_delta:.0e}"
+        cells = [r.mechanism[:44], r.tester, f"{r.claimed_epsilon:.4g}", f"{r.claimed_delta:.0e}"
                  if r.claimed_delta else "0", f"{r.epsilon_lower_bound:.4g}", f"{r.confidence:g}",
                  str(r.samples_per_side), f"{r.wall_time_s:.2f}", r.verdict]
         if expected:
             cells.append(expected.get(r.mechanism, ""))
-        lines.append("  ".join(c.ljust(w) for c, (_, w) in zip(cells, cols)))
+        lines.append("  ".join(c.ljust(w) for c, (_, w) in zip(cells, cols, strict=True)))
     return "\n".join(lines)

@@ -21,8 +21,8 @@ the largest lower bound is reported, so it still holds at `confidence`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +65,7 @@ def run_audit(
     pair_list = _pairs(pairs, check_count("pair_count", pair_count), rng)
     per_pair = 1.0 - (1.0 - confidence) / len(pair_list)
     results: list[tuple[NeighbouringPair, LowerBound]] = []
-    for pair, (rng0, rng1) in zip(pair_list, (rng.spawn(2) for _ in pair_list)):
+    for pair, (rng0, rng1) in zip(pair_list, (rng.spawn(2) for _ in pair_list), strict=True):
         out0 = _draw(mechanism, pair.dataset, rng0, samples, batch_size)
         out1 = _draw(mechanism, pair.neighbour, rng1, samples, batch_size)
         results.append((pair, tester.bound(out0, out1, delta=claim.delta, confidence=per_pair)))
@@ -112,8 +112,9 @@ def _pairs(pairs, count: int, rng: np.random.Generator) -> list[NeighbouringPair
 
 def _draw(mechanism, dataset, rng, n: int, batch_size: "int | None") -> np.ndarray:
     sizes = [n] if batch_size is None else [min(batch_size, n - i) for i in range(0, n, batch_size)]
-    chunks = [np.asarray(mechanism(dataset, g, k)) for g, k in zip(rng.spawn(len(sizes)), sizes)]
-    for chunk, k in zip(chunks, sizes):
+    streams = rng.spawn(len(sizes))
+    chunks = [np.asarray(mechanism(dataset, g, k)) for g, k in zip(streams, sizes, strict=True)]
+    for chunk, k in zip(chunks, sizes, strict=True):
         if chunk.ndim == 0 or chunk.shape[0] != k:
             raise ShapeError(
                 f"mechanism {_name(mechanism)} returned outputs of shape {chunk.shape} for "

@@ -16,8 +16,8 @@ independent of every choice the tester makes.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -105,7 +105,8 @@ class LinearDiscriminant:
                 f"LinearDiscriminant needs >= 2 runs per side to fit; got {len(x0)}, {len(x1)}"
             )
         gap = x1.mean(axis=0) - x0.mean(axis=0)
-        cov = 0.5 * (np.atleast_2d(np.cov(x0, rowvar=False)) + np.atleast_2d(np.cov(x1, rowvar=False)))
+        cov = 0.5 * (np.atleast_2d(np.cov(x0, rowvar=False))
+                     + np.atleast_2d(np.cov(x1, rowvar=False)))
         scale = float(np.trace(cov)) / cov.shape[0]
         if scale > 0:
             w = np.linalg.solve(cov + self.ridge * scale * np.eye(cov.shape[0]), gap)

@@ -16,8 +16,9 @@ batched tree releases exactly what n separate `TreePrivatizer`s would.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

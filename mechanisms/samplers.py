@@ -103,9 +103,9 @@ class Sampler(ABC):
     def add_symmetric_gaussian(
         self, value: object, sigma: float, rng: np.random.Generator
     ) -> np.ndarray:
-        """A symmetric square `value` plus symmetric noise (Z + Z.T) / sqrt(2).
+        """Square `value`, mirrored from its upper triangle, plus noise (Z + Z.T) / sqrt(2).
 
-        Only the upper triangle of `value` is read (the result is symmetric).
+        Only the upper triangle of `value` is read; the result is symmetric.
         """
         sigma = check_positive("sigma", sigma)
         value = real_array("value", value)
@@ -124,7 +124,8 @@ class Sampler(ABC):
         check_count("entries", entries, minimum=0)
         return 0.0
 
-    # -- unchecked, for mechanisms that validated already ------------------------
+    # -- unchecked hooks (subclasses implement them; mechanisms call them after
+    #    validating once) -----------------------------------------------------------
     @abstractmethod
     def _add_laplace(self, value: np.ndarray, scale: float, rng) -> np.ndarray: ...
 

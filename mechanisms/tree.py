@@ -38,11 +38,11 @@ def float_sensitivity_factor(horizon: int, entries: int) -> float:
     each increment passes through at most L(L+1)/2 roundings (L = top level),
     and a node holds at most 2**L increments of norm <= clip_norm; Higham's
     bound then moves each node by at most gamma * 2**L * clip_norm, on both
-    neighbours.  Computing the clipping norm over `entries` values adds
-    gamma_(entries + 4).  Tiny (1e-8 at a horizon of 1e6) but counted.
+    neighbours.  Computing the clipping norm over `entries` values multiplies
+    by 1 + gamma_(entries + 4).  Tiny (2e-8 relative at a horizon of 1e6) but counted.
     """
     top = max(horizon.bit_length() - 1, 0)
-    return 1.0 + 2.0 * 2**top * _gamma(top * (top + 1) // 2) + _gamma(entries + 4)
+    return (1.0 + 2.0 * 2**top * _gamma(top * (top + 1) // 2)) * (1.0 + _gamma(entries + 4))
 
 
 def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:

@@ -37,7 +37,12 @@ from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
 from ..result import RunResult
 from .base import BatchedElimination
-from .decompositions import DECOMPOSITIONS, is_u_batched, verify_decomposition
+from .decompositions import (
+    DECOMPOSITIONS,
+    is_u_batched,
+    random_active_arms,
+    verify_decomposition,
+)
 from .errors import HorizonTooShortError, assumption_error
 from .grids import GRIDS, default_batches, make_grid
 from .runtime import (
@@ -48,6 +53,9 @@ from .runtime import (
     private_ledger,
     privacy_statement,
 )
+
+
+FILLS = ("random", "leader")
 
 
 def approximation_ratio(method: str, n_arms: int, threshold: int, cluster_size: int) -> int:
@@ -75,6 +83,7 @@ class AnonymousBaSE:
     grid: str = "minimax"
     batches: int | None = None
     gamma: float = 0.25
+    fill: str = "random"
 
     def __post_init__(self) -> None:
         c = _check_threshold(self.threshold)
@@ -101,6 +110,8 @@ class AnonymousBaSE:
         batches = default_batches(horizon) if self.batches is None else self.batches
         object.__setattr__(self, "batches", check_count("batches", batches, minimum=2))
         check_positive("gamma", self.gamma)
+        if self.fill not in FILLS:
+            raise config_error("fill", self.fill, f"one of {FILLS}")
         self._check_first_batch()
 
     @property
@@ -132,7 +143,7 @@ class AnonymousBaSE:
             "n_users": self.n_users, "n_arms": self.n_arms, "threshold": self.threshold,
             "cluster_size": self.cluster_size, "horizon": self.horizon,
             "decomposition": self.decomposition, "grid": self.grid, "batches": self.batches,
-            "gamma": self.gamma, "alpha": self.alpha, "base_horizon": self.base_horizon,
+            "gamma": self.gamma, "fill": self.fill, "alpha": self.alpha, "base_horizon": self.base_horizon,
         }
 
     def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
@@ -161,7 +172,9 @@ class AnonymousBaSE:
                 active, base.demand(), self.threshold, decompose_rng
             )
             verify_decomposition(dec, active, base.demand(), self.threshold)
-            dec = dec.filled(active, base.leader())
+            fill = (base.leader() if self.fill == "leader"
+                    else random_active_arms(active, len(dec.patterns), decompose_rng))
+            dec = dec.filled(active, fill)
             t1 = time.perf_counter()
             diag["sizes"].append(dec.size)
             diag["alphas"].append(dec.details.get("alpha"))

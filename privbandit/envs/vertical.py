@@ -109,7 +109,8 @@ class FeatureSplit:
 
     def split(self, items: np.ndarray) -> tuple[np.ndarray, ...]:
         """Views of (..., K, d) items, one (..., K, d_j) block per party (no copy)."""
-        return tuple(items[..., lo:hi] for lo, hi in zip(self.offsets[:-1], self.offsets[1:]))
+        bounds = zip(self.offsets[:-1], self.offsets[1:], strict=True)
+        return tuple(items[..., lo:hi] for lo, hi in bounds)
 
     def require_dim(self, dim: int) -> None:
         """Refuse an environment whose dimension is not sum(widths)."""

@@ -1,4 +1,9 @@
-"""Bandit policies behind one interface (`Policy`): LinUCB, LinTS, CLUB, SCLUB."""
+"""Bandit policies behind one interface (`Policy`): LinUCB, LinTS, CLUB, SCLUB.
+
+Shared parts for new algorithms: `RidgeModels` (batched ridge statistics with
+Sherman-Morrison updates), `ConfidenceRadius` (the UCB radius) and the
+per-round input checks of `policies.base`.
+"""
 from .base import (
     Policy,
     check_action,
@@ -7,10 +12,13 @@ from .base import (
     check_reward,
     check_user,
 )
+from .club import CLUB
 from .linear import LinTS, LinUCB
+from .radius import ConfidenceRadius
 from .ridge import RidgeModels
+from .sclub import SCLUB
 
 __all__ = [
-    "LinTS", "LinUCB", "Policy", "RidgeModels", "check_action", "check_dim", "check_items",
-    "check_reward", "check_user",
+    "CLUB", "ConfidenceRadius", "LinTS", "LinUCB", "Policy", "RidgeModels", "SCLUB",
+    "check_action", "check_dim", "check_items", "check_reward", "check_user",
 ]

@@ -130,6 +130,8 @@ def run_partial_local(
 ) -> RunResult:
     """The partial-local baseline: `policy` (dimension d_0) on the active party's columns."""
     view = ActivePartyView(env, widths)
+    if getattr(policy, "dim", None) != view.dim:
+        raise config_error("policy", policy, f"a linear Policy of the active width d_0={view.dim}")
     result = run(policy, view, horizon, seed, algorithm=f"partial-{policy.name}")
     result.params["widths"] = list(view.split.widths)
     result.params["active_share"] = view.split.active_share

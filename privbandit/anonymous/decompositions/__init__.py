@@ -9,6 +9,7 @@ from .core import (
     informative_mask,
     is_u_batched,
     pair_demand,
+    random_active_arms,
     verify_decomposition,
 )
 from .greedy import greedy_decomposition
@@ -26,5 +27,5 @@ __all__ = [
     "DECOMPOSITIONS", "FREE", "AnonymityPoint", "Decomposition", "anonymity_point",
     "check_active", "check_decomposable", "dominating_point", "greedy_decomposition",
     "in_polytope", "informative_mask", "is_u_batched", "lp_decomposition", "pair_demand",
-    "randomized_decomposition", "verify_decomposition",
+    "random_active_arms", "randomized_decomposition", "verify_decomposition",
 ]

@@ -12,7 +12,7 @@ least ceil(D / |A_i|) informative assignments.  `verify_decomposition` checks bo
 
 Assignments are stored compressed: distinct `patterns` (P, N) with `repeats` (P,).
 A pattern may leave a user *free* (-1): the user has no informative role there and
-may play any arm of A_i; `Decomposition.filled` picks that arm.
+may play any arm of A_i ("arbitrarily", §3.4.1); `Decomposition.filled` picks it.
 """
 from __future__ import annotations
 
@@ -138,18 +138,28 @@ class Decomposition:
             n, n_arms
         ).astype(np.int64)
 
-    def filled(self, active: np.ndarray, preferred: np.ndarray) -> "Decomposition":
-        """Free users play `preferred` (N,) arms, which must be active for them."""
-        preferred = np.asarray(preferred, dtype=np.int64)
+    def filled(self, active: np.ndarray, arms: np.ndarray) -> "Decomposition":
+        """Free users play `arms`: (N,) for every pattern or (P, N) per pattern, active ones."""
         n = self.patterns.shape[1]
-        if preferred.shape != (n,) or not active[np.arange(n), preferred].all():
-            raise config_error("preferred", preferred, "an (N,) array of arms active per user")
-        patterns = np.where(self.patterns == FREE, preferred, self.patterns)
+        arms = np.broadcast_to(np.asarray(arms, dtype=np.int64), self.patterns.shape)
+        ok = (arms >= 0) & (arms < active.shape[1])
+        if not ok.all() or not active[np.arange(n), np.where(ok, arms, 0)].all():
+            raise config_error("arms", "arms outside the users' demand sets",
+                               "(N,) or (P, N) arms active for each user")
+        patterns = np.where(self.patterns == FREE, arms, self.patterns)
         return Decomposition(patterns, self.repeats, self.method, self.details)
 
     def assignments(self) -> np.ndarray:
         """All R assignments expanded, (R, N) (free users stay -1)."""
         return np.repeat(self.patterns, self.repeats, axis=0)
+
+
+def random_active_arms(active: np.ndarray, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """(rows, N): for each row, each user's uniformly drawn arm of A_i."""
+    sizes = active.sum(axis=1)
+    order = np.argsort(~active, axis=1, kind="stable")  # active arms first
+    picks = np.floor(rng.random((rows, active.shape[0])) * sizes).astype(np.int64)
+    return order[np.arange(active.shape[0]), picks]
 
 
 def informative_mask(patterns: np.ndarray, threshold: int) -> np.ndarray:

@@ -22,6 +22,7 @@ from .core import (
     check_decomposable,
     informative_mask,
     pair_demand,
+    random_active_arms,
 )
 
 WEIGHTINGS = ("deficit", "uniform")
@@ -66,15 +67,12 @@ def _uniform_draws(active, need, threshold, rng, cap):
     """I.i.d. uniform matchings in vectorized chunks; stop at the first draw meeting all demand."""
     n, k = active.shape
     flat_need = need.ravel()
-    sizes = active.sum(axis=1)
-    order = np.argsort(~active, axis=1, kind="stable")  # active arms first
     got = np.zeros(n * k, dtype=np.int64)
     kept: list[np.ndarray] = [np.zeros((0, n), dtype=np.int64)]
     drawn = 0
     while drawn < cap and (got < flat_need).any():
         chunk = min(max(int(flat_need.max()), 64), cap - drawn)
-        picks = np.floor(rng.random((chunk, n)) * sizes).astype(np.int64)
-        arms = order[np.arange(n), picks]
+        arms = random_active_arms(active, chunk, rng)
         patterns = np.where(informative_mask(arms, threshold), arms, FREE)
         cum = got + np.cumsum(_one_hot(patterns, k), axis=0)
         done = np.flatnonzero((cum >= flat_need).all(axis=1))

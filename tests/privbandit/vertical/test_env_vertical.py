@@ -44,7 +44,8 @@ def test_active_share_gives_the_papers_partial_ratios(share, expected):
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: FeatureSplit(()), r"widths must be a non-empty sequence of integers >= 1; got \(\)"),
+        (lambda: FeatureSplit(()), r"widths must be a non-empty sequence of integers >= 1; "
+                                   r"got \(\)"),
         (lambda: FeatureSplit((3, 0)), r"widths must be .*got \(3, 0\)"),
         (lambda: FeatureSplit((2.5, 1)), r"widths must be .*got \(2\.5, 1\)"),
         (lambda: FeatureSplit(5), r"widths must be a sequence of integers >= 1; got 5"),

@@ -43,7 +43,9 @@ def _pair(dim, widths, horizon, seed, make, seal=False):
 
 @pytest.mark.parametrize("beta", [0.5, "oful"])
 def test_vfucb_takes_linucbs_action_every_round_and_regrets_agree(beta):
-    a, b, central, vertical = _pair(10, WIDTHS, 250, 11, lambda d: TieTolerant(LinUCB(d, beta=beta)), True)
+    a, b, central, vertical = _pair(
+        10, WIDTHS, 250, 11, lambda d: TieTolerant(LinUCB(d, beta=beta)), seal=True
+    )
     assert central.actions == vertical.actions
     np.testing.assert_allclose(np.array(vertical.scores), np.array(central.scores),
                                rtol=0, atol=1e-10)
@@ -58,7 +60,9 @@ def test_vfucb_takes_linucbs_action_every_round_and_regrets_agree(beta):
 )
 def test_vfucb_is_lossless_for_any_partition_and_seed(widths, seed):
     dim = sum(widths)
-    _, _, central, vertical = _pair(dim, widths, 40, seed, lambda d: TieTolerant(LinUCB(d, beta=0.5)))
+    _, _, central, vertical = _pair(
+        dim, widths, 40, seed, lambda d: TieTolerant(LinUCB(d, beta=0.5))
+    )
     assert central.actions == vertical.actions
     np.testing.assert_allclose(np.array(vertical.scores), np.array(central.scores),
                                rtol=0, atol=1e-10)

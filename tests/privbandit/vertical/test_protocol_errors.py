@@ -6,7 +6,7 @@ import pytest
 
 from mechanisms.errors import SealError
 from mechanisms.sealing import Sealer
-from privbandit.envs.vertical import VerticalRound, VerticalSplit
+from privbandit.envs.vertical import VerticalRound
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.policies import LinUCB
 from privbandit.run import seed_streams

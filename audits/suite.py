@@ -1,0 +1,67 @@
+"""Run a list of `AuditCase`s and judge the outcome.
+
+    run_cases(cases, *, samples, rng, confidence=0.99) -> list[AuditReport]
+    suite_failures(cases, reports) -> list[str]   # empty when all is as expected
+    suite_summary(cases, reports) -> dict         # JSON: reports, expectations, failures
+    standard_suite(exact=True, foreign=True, controls=True) -> list[AuditCase]
+
+A correct mechanism fails the suite when it is found in violation; a control
+fails it when it is *not* rejected (the audit lacked power at that sample
+count).  Every case draws from its own child generator, so the whole suite is
+reproducible from one seed (except OpenDP's draws, which cannot be seeded).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cases import AuditCase, foreign_cases, mechanism_cases
+from .controls import control_cases
+from .report import CONSISTENT, VIOLATION, AuditReport
+from .runner import run_audit
+
+
+def standard_suite(exact: bool = True, foreign: bool = True,
+                   controls: bool = True) -> list[AuditCase]:
+    """Our mechanisms (fast, and exact if asked), the foreign adapters, the controls."""
+    cases = mechanism_cases(exact=exact)
+    if foreign:
+        cases += foreign_cases()
+    if controls:
+        cases += control_cases()
+    return cases
+
+
+def run_cases(cases: "list[AuditCase]", *, samples: int, rng: np.random.Generator,
+              confidence: float = 0.99) -> list[AuditReport]:
+    """One audit per case, each from its own child of `rng`."""
+    return [
+        run_audit(c.mechanism, c.pair, c.tester, c.claim, samples=samples, rng=g,
+                  confidence=confidence, name=c.name)
+        for c, g in zip(cases, rng.spawn(len(cases)), strict=True)
+    ]
+
+
+def expected_verdict(case: AuditCase) -> str:
+    return VIOLATION if case.control else CONSISTENT
+
+
+def suite_failures(cases: "list[AuditCase]", reports: "list[AuditReport]") -> list[str]:
+    """What went wrong: correct mechanisms in violation, controls not rejected."""
+    out = []
+    for c, r in zip(cases, reports, strict=True):
+        if r.verdict != expected_verdict(c):
+            what = "control not rejected" if c.control else "violation"
+            out.append(f"{c.name}: {what} (lower bound {r.epsilon_lower_bound:.4g} vs claimed "
+                       f"{r.claimed_epsilon:.4g} at delta {r.claimed_delta:g})")
+    return out
+
+
+def suite_summary(cases: "list[AuditCase]", reports: "list[AuditReport]") -> dict[str, Any]:
+    """A JSON-ready summary of a suite run."""
+    return {
+        "audits": [dict(r.to_dict(), control=c.control, expected=expected_verdict(c), note=c.note)
+                   for c, r in zip(cases, reports, strict=True)],
+        "failures": suite_failures(cases, reports),
+    }

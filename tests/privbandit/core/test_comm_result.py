@@ -1,0 +1,131 @@
+"""CommLog counting and RunResult serialisation."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounting.errors import InvalidParameterError
+from privbandit.comm import CommLog, payload_bytes
+from privbandit.errors import ConfigError, ShapeError
+from privbandit.result import RunResult
+
+
+def test_comm_log_counts_rounds_messages_and_bytes_by_direction():
+    log = CommLog()
+    log.record("upload", 3, 300, round=5)
+    log.record("download", 1, 40, round=5)
+    log.record("broadcast", 2, 16, round=9)
+    log.record("p2p", 4, 8)
+    log.record("upload", 0, 0, round=11)  # no message: the round does not count
+    summary = log.summary()
+    assert summary == {
+        "rounds": 2,
+        "messages": 10,
+        "bytes": 364,
+        "messages_by_direction": {"upload": 3, "download": 1, "broadcast": 2, "p2p": 4},
+        "bytes_by_direction": {"upload": 300, "download": 40, "broadcast": 16, "p2p": 8},
+    }
+    assert json.loads(json.dumps(summary)) == summary
+    assert log.by_direction("upload") == (3, 300)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["upload", "download"]), st.integers(0, 5),
+                          st.integers(0, 100), st.none() | st.integers(0, 20))))
+def test_comm_log_totals_are_sums(records):
+    log = CommLog()
+    for direction, messages, nbytes, rnd in records:
+        log.record(direction, messages, nbytes, round=rnd)
+    assert log.messages == sum(r[1] for r in records)
+    assert log.nbytes == sum(r[2] for r in records)
+    assert log.rounds == len({r[3] for r in records if r[3] is not None and r[1] > 0})
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"direction": "uplaod"}, r"direction must be one of \('upload'"),
+        ({"direction": "upload", "messages": -1}, "messages must be an integer >= 0; got -1"),
+        ({"direction": "upload", "nbytes": 1.5}, "nbytes must be an integer >= 0; got 1.5"),
+        ({"direction": "upload", "round": -2}, "round must be an integer >= 0; got -2"),
+    ],
+)
+def test_comm_log_bad_input(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        CommLog().record(**kwargs)
+
+
+def test_custom_directions_and_payload_bytes():
+    log = CommLog(directions=("relay",))
+    log.record("relay", 1, payload_bytes(np.zeros((3, 3)), np.zeros(3), 1.0))
+    assert log.by_direction("relay") == (1, 72 + 24 + 8)
+    with pytest.raises(ConfigError, match="directions must be a non-empty tuple"):
+        CommLog(directions=())
+
+
+def make_result(horizon: int = 50) -> RunResult:
+    rng = np.random.default_rng(0)
+    return RunResult(
+        algorithm="linucb",
+        params={"dim": np.int64(3), "beta": 0.5},
+        regret=rng.random(horizon),
+        reward=rng.random(horizon),
+        comm=CommLog().summary(),
+        ledgers=[{"unit": "user-0", "epsilon_spent": np.float64(0.5)}],
+        cluster_error=np.array([1.0, 0.5, 0.0]),
+        cluster_error_rounds=np.array([9, 19, 49]),
+        privacy={"guarantee": "none"},
+        timings={"simulate": 0.1},
+        seed=7,
+        environment={"name": "toy"},
+    )
+
+
+def test_result_round_trips_through_json():
+    result = make_result()
+    data = json.loads(json.dumps(result.to_dict()))
+    back = RunResult.from_dict(data)
+    assert np.array_equal(back.regret, result.regret)
+    assert np.array_equal(back.reward, result.reward)
+    assert np.array_equal(back.cluster_error_rounds, result.cluster_error_rounds)
+    assert back.params == {"dim": 3, "beta": 0.5}
+    assert back.total_regret == pytest.approx(result.total_regret)
+    np.testing.assert_allclose(result.cumulative_regret(), np.cumsum(result.regret))
+
+
+@given(horizon=st.integers(1, 500), points=st.integers(2, 40))
+def test_downsampled_curves_keep_the_last_round(horizon, points):
+    result = make_result(horizon).__class__(
+        "x", {}, np.ones(horizon), np.zeros(horizon)
+    )
+    data = result.to_dict(max_points=points)
+    assert "regret" not in data
+    assert data["rounds"][-1] == horizon - 1
+    assert len(data["rounds"]) <= points
+    assert data["cumulative_regret"] == [r + 1.0 for r in data["rounds"]]
+    with pytest.raises(ConfigError, match="saved with to_dict"):
+        RunResult.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"regret": np.ones((2, 2))}, ShapeError, "regret must be a 1-D array"),
+        ({"reward": np.ones(3)}, ShapeError, "regret and reward must have equal length"),
+        ({"cluster_error_rounds": None}, ConfigError, "given exactly when cluster_error is given"),
+        ({"cluster_error_rounds": np.array([1, 2])}, ShapeError, "must match cluster_error"),
+    ],
+)
+def test_result_bad_input(kwargs, error, match):
+    base = {
+        "algorithm": "a", "params": {}, "regret": np.ones(4), "reward": np.ones(4),
+        "cluster_error": np.array([0.0, 1.0, 0.0]), "cluster_error_rounds": np.array([0, 1, 3]),
+    }
+    base.update(kwargs)
+    with pytest.raises(error, match=match):
+        RunResult(**base)
+    with pytest.raises(ConfigError, match="max_points must be None or an integer >= 2"):
+        make_result().to_dict(max_points=1)
