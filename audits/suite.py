@@ -21,6 +21,9 @@ from .controls import control_cases
 from .report import CONSISTENT, VIOLATION, AuditReport
 from .runner import run_audit
 
+# Runs per side at which the suite (and `privbandit audit`) rejects every control.
+SUITE_SAMPLES = 4000
+
 
 def standard_suite(exact: bool = True, foreign: bool = True,
                    controls: bool = True) -> list[AuditCase]:

@@ -22,7 +22,13 @@ import numpy as np
 from audits.attacks.anonymity import differencing_attack
 from audits.attacks.masks import recovery_curve
 from audits.report import format_table
-from audits.suite import expected_verdict, run_cases, standard_suite, suite_summary
+from audits.suite import (
+    SUITE_SAMPLES,
+    expected_verdict,
+    run_cases,
+    standard_suite,
+    suite_summary,
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -30,8 +36,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "audit", help="empirically audit every mechanism's privacy claim",
         description=__doc__.split("\n\n")[0])
-    p.add_argument("--samples", type=_at_least(4), default=4000,
-                   help="runs per side of each neighbouring pair (default 4000)")
+    p.add_argument("--samples", type=_at_least(4), default=SUITE_SAMPLES,
+                   help=f"runs per side of each neighbouring pair (default {SUITE_SAMPLES})")
     p.add_argument("--confidence", type=_probability, default=0.99,
                    help="confidence of every lower bound (default 0.99)")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole suite (default 0)")

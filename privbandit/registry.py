@@ -7,17 +7,21 @@ holds `horizon`, `environment` (settings shared by the study) and the
 algorithm's parameters (including `epsilon`, `delta`, `calibration` for
 private algorithms), and `seed` is a `numpy.random.SeedSequence`.
 Registration modules are imported lazily, so `privbandit` imports fast.
+Your own algorithms join a study the same way: register them in a module and
+name it in the environment variable `PRIVBANDIT_ALGORITHMS` (comma-separated
+module names; worker processes inherit it).
 """
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import config_error
 
 # Modules whose import registers algorithms (one per algorithm family).
-REGISTRATION_MODULES: tuple[str, ...] = ()
+REGISTRATION_MODULES: tuple[str, ...] = ("privbandit.fedmab.study",)
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,9 @@ def register_algorithm(entry: AlgorithmEntry) -> AlgorithmEntry:
 def _load() -> None:
     global _loaded
     if not _loaded:
-        for module in REGISTRATION_MODULES:
-            importlib.import_module(module)
+        extra = os.environ.get("PRIVBANDIT_ALGORITHMS", "")
+        for module in (*REGISTRATION_MODULES, *filter(None, extra.split(","))):
+            importlib.import_module(module.strip())
         _loaded = True
 
 

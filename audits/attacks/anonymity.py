@@ -25,6 +25,7 @@ aggregator's per-round epsilon.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,8 @@ RELATION = "record-level: the canary's binary reward in round 0 (0 vs 1)"
 
 
 def _check_rate(rate: object) -> float:
-    r = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else -1.0
+    real = isinstance(rate, numbers.Real) and not isinstance(rate, (bool, np.bool_))
+    r = float(rate) if real else -1.0  # type: ignore[arg-type]
     if not 0.0 <= r <= 1.0:
         raise invalid("rate", rate, "a reward rate in [0, 1]")
     return r

@@ -81,7 +81,7 @@ def _matrix(name: str, value: object, width: "int | None" = None) -> np.ndarray:
         want = f"(n, {width})" if width is not None else "(n, width)"
         raise ShapeError(f"{name} must be a matrix of shape {want}; got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise invalid(name, "an array with NaN/inf entries", "finite entries")
+        raise invalid(name, "an array with NaN/inf entries", "an array of finite numbers")
     return a
 
 

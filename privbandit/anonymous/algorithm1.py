@@ -50,10 +50,9 @@ from .runtime import (
     Timeline,
     check_env,
     estimate_variance,
-    private_ledger,
     privacy_statement,
+    private_ledger,
 )
-
 
 FILLS = ("random", "leader")
 
@@ -103,7 +102,9 @@ class AnonymousBaSE:
                 "cluster_size", u, f"<= N / K = {n // k}",
             )
         if self.decomposition not in DECOMPOSITIONS:
-            raise config_error("decomposition", self.decomposition, f"one of {tuple(DECOMPOSITIONS)}")
+            raise config_error(
+                "decomposition", self.decomposition, f"one of {tuple(DECOMPOSITIONS)}"
+            )
         if self.grid not in GRIDS:
             raise config_error("grid", self.grid, f"one of {GRIDS}")
         horizon = check_count("horizon", self.horizon, minimum=2)
@@ -124,6 +125,10 @@ class AnonymousBaSE:
         """T' = floor(T / (alpha (2C + 2))): samples per user over all of BaSE's batches."""
         return self.horizon // (self.alpha * (2 * self.threshold + 2))
 
+    def base_grid(self) -> np.ndarray:
+        """BaSE's batch end points over T' (samples per user), (B,)."""
+        return make_grid(self.grid, self.base_horizon, self.batches)
+
     def _check_first_batch(self) -> None:
         if not _first_batch_fits(self.grid, self.base_horizon, self.batches, self.n_arms):
             per = self.alpha * (2 * self.threshold + 2)
@@ -135,7 +140,7 @@ class AnonymousBaSE:
                 f"horizon T={self.horizon} too short for one batch: BaSE's horizon "
                 f"T' = T / (alpha (2C + 2)) = {self.base_horizon} (alpha={self.alpha}) must give "
                 f"each user one sample of each of K={self.n_arms} arms in the first of "
-                f"{self.batches} {self.grid} batches; need T >= {per * t_min}"
+                f"{self.batches} {self.grid} batches; need T of about {per * t_min} or more"
             )
 
     def params(self) -> dict:
@@ -143,7 +148,8 @@ class AnonymousBaSE:
             "n_users": self.n_users, "n_arms": self.n_arms, "threshold": self.threshold,
             "cluster_size": self.cluster_size, "horizon": self.horizon,
             "decomposition": self.decomposition, "grid": self.grid, "batches": self.batches,
-            "gamma": self.gamma, "fill": self.fill, "alpha": self.alpha, "base_horizon": self.base_horizon,
+            "gamma": self.gamma, "fill": self.fill, "alpha": self.alpha,
+            "base_horizon": self.base_horizon,
         }
 
     def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None

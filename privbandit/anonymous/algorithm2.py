@@ -32,7 +32,7 @@ from ..envs.anonymous import AnonymousBanditEnv
 from ..result import RunResult
 from .algorithm1 import _check_threshold
 from .errors import HorizonTooShortError, assumption_error
-from .runtime import Elicitor, Timeline, check_env, private_ledger, privacy_statement
+from .runtime import Elicitor, Timeline, check_env, privacy_statement, private_ledger
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,8 @@ class BatchedElimination:
         act = self.active
         tau = np.where(act, self.counts, np.iinfo(np.int64).max).min(axis=1)
         seen = tau > 0  # every active arm has at least one sample
-        means = np.where(act & (self.counts > 0), self.sums / np.maximum(self.counts, 1), -np.inf)
-        best = means.max(axis=1)
+        live = act & seen[:, None]
+        means = np.where(live, self.sums / np.maximum(self.counts, 1), 0.0)
+        best = np.where(live, means, -np.inf).max(axis=1, initial=-np.inf)
         width = np.sqrt(self.gamma * self.variance * self._log_tk / np.maximum(tau, 1))
-        return act & seen[:, None] & (best[:, None] - means >= width[:, None])
+        return live & (best[:, None] - means >= width[:, None])

@@ -45,7 +45,7 @@ class Timeline:
         """(regret, reward), each (T,) float64; rounds never played stay 0."""
         regret, reward = np.zeros(self.horizon), np.zeros(self.horizon)
         if self._values:
-            reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values))
+            reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values, strict=True))
             regret[: lengths.sum()] = np.repeat(reg, lengths)
             reward[: lengths.sum()] = np.repeat(rew, lengths)
         return regret, reward

@@ -127,6 +127,7 @@ class MultiAgentBernoulliMAB:
 
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description (means are summarised, not listed)."""
+        positive = self._gaps[self._gaps > 0]
         return {
             "environment": "multi-agent-bernoulli-mab",
             "n_agents": self.n_agents,
@@ -134,7 +135,7 @@ class MultiAgentBernoulliMAB:
             "heterogeneous": self.heterogeneous,
             "best_arm": self.best_arm,
             "best_mean": float(self._global.max()),
-            "min_gap": float(np.min(self._gaps[self._gaps > 0], initial=np.inf)),
+            "min_gap": float(positive.min()) if positive.size else None,
         }
 
     # -- validation ------------------------------------------------------------

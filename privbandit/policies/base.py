@@ -103,7 +103,7 @@ def check_items(items: object, dim: int, bound: float | None) -> np.ndarray:
     sq = np.einsum("kd,kd->k", items, items)
     worst = float(sq.max())
     if not math.isfinite(worst):
-        raise RewardError(f"items must be finite; got a NaN or infinite entry in {items.shape}")
+        raise NormBoundError(f"items must be finite; got a NaN or infinite entry in {items.shape}")
     if bound is not None and worst > bound * bound * (1 + _NORM_SLACK):
         raise NormBoundError(
             f"items must have L2 norm <= {bound:g} (the declared item_bound); "

@@ -88,7 +88,7 @@ def dask_executor(address: str) -> Executor:
             "--scheduler needs Dask: pip install 'privbandit[dask]'"
         ) from None
     try:
-        client = Client(address, timeout="10s")
+        client = Client(address, timeout="5s")
     except (OSError, TimeoutError) as exc:
         raise ConfigError(f"scheduler {address!r} is unreachable: {exc}") from None
     return client.get_executor()

@@ -83,12 +83,11 @@ def _face_vertex(y: np.ndarray, arms: np.ndarray, threshold: int) -> np.ndarray:
     col_tight = (y.sum(axis=0) <= threshold + 1.0 + TOL) & arms
     rows = sparse.csr_matrix((np.ones(m), (users, e)), shape=(n, m))
     colm = sparse.csr_matrix((np.ones(m), (cols, e)), shape=(k, m))
-    used_rows = np.unique(users)
-    used_cols = np.unique(cols)
-    eq = [rows[used_rows[row_tight[used_rows]]], colm[used_cols[col_tight[used_cols]]]]
-    b_eq = np.r_[row_room[used_rows[row_tight[used_rows]]], col_need[used_cols[col_tight[used_cols]]]]
-    loose_rows = used_rows[~row_tight[used_rows]]
-    loose_cols = used_cols[~col_tight[used_cols]]
+    used_rows, used_cols = np.unique(users), np.unique(cols)
+    tight_rows, loose_rows = _split(used_rows, row_tight)
+    tight_cols, loose_cols = _split(used_cols, col_tight)
+    eq = [rows[tight_rows], colm[tight_cols]]
+    b_eq = np.r_[row_room[tight_rows], col_need[tight_cols]]
     a_ub = sparse.vstack([rows[loose_rows], -colm[loose_cols]]).tocsr()
     b_ub = np.r_[row_room[loose_rows], -col_need[loose_cols]]
     res = linprog(
@@ -103,6 +102,10 @@ def _face_vertex(y: np.ndarray, arms: np.ndarray, threshold: int) -> np.ndarray:
         raise DecompositionError("the face LP returned a fractional vertex")
     v[users, cols] = np.round(sol)
     return v
+
+
+def _split(indices: np.ndarray, tight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return indices[tight[indices]], indices[~tight[indices]]
 
 
 def reduce_support(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

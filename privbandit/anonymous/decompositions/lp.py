@@ -42,9 +42,12 @@ def lp_decomposition(
     threshold = check_count("threshold", threshold)
     check_decomposable(active, threshold)
     point = anonymity_point(active, threshold)
-    parts = [caratheodory(x, block, threshold) for block, x in zip(point.blocks, point.points)]
+    parts = [
+        caratheodory(x, block, threshold)
+        for block, x in zip(point.blocks, point.points, strict=True)
+    ]
     vertices = np.concatenate([v for v, _ in parts])
-    weights = np.concatenate([wt * lam for wt, (_, lam) in zip(point.weights, parts)])
+    weights = np.concatenate([wt * lam for wt, (_, lam) in zip(point.weights, parts, strict=True)])
     vertices, weights = reduce_support(vertices, weights)
     alpha = point.alpha
     if abs(alpha - round(alpha)) <= _ALPHA_SNAP * alpha:

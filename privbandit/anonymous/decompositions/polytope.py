@@ -138,7 +138,7 @@ class AnonymityPoint:
 
     def combined(self) -> np.ndarray:
         """sum_a weight_a x_a: a point of P_C dominating w / alpha."""
-        return sum(wt * x for wt, x in zip(self.weights, self.points))
+        return sum(wt * x for wt, x in zip(self.weights, self.points, strict=True))
 
 
 def anonymity_point(active: np.ndarray, threshold: int) -> AnonymityPoint:

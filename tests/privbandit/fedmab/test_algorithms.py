@@ -157,3 +157,20 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
 def test_bad_input_raises_named_errors(build, error, match):
     with pytest.raises(error, match=match):
         build()
+
+
+def test_exact_sampler_run_charges_epsilon_per_agent():
+    run = CDPMAB(1.0, 3000, sampler=None).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    assert "OpenDPSampler" in run.result.params["sampler"]
+    assert run.result.privacy["per_agent_epsilon"] == pytest.approx([1.0] * 3)
+
+
+def test_result_is_json_serialisable():
+    import json
+
+    g = disjoint_union([star(3), ring(3)])
+    for algo in (CDPMAB(1.0, 5000, participation=0.5), DDPMAB(1.0, 5000, ring(6)),
+                 HDPMAB(1.0, 5000, g)):
+        data = algo.run(small_env(), np.random.default_rng(0)).to_dict(max_points=20)
+        text = json.dumps(data, allow_nan=False)
+        assert json.loads(text)["algorithm"] == algo.name

@@ -1,0 +1,45 @@
+"""The baselines' registry entries and the environment factory they use."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import privbandit.policies.study  # noqa: F401  (registers the entries)
+from privbandit.envs import CascadeEnv, LinearUsersEnv
+from privbandit.envs.factory import make_environment
+from privbandit.errors import ConfigError
+from privbandit.registry import get_algorithm
+
+SEED = np.random.SeedSequence(2026, spawn_key=(1,))
+
+
+@pytest.mark.parametrize("name", ["linucb", "linucb-shared", "lints", "club", "sclub"])
+def test_entries_run_and_repeat(name):
+    config = {"horizon": 150, "environment": {"dim": 4, "users": 6, "clusters": 2, "items": 5,
+                                              "servers": 2}}
+    a = get_algorithm(name).run(config, SEED)
+    b = get_algorithm(name).run(config, SEED)
+    assert a.algorithm == name and a.horizon == 150
+    assert np.array_equal(a.regret, b.regret)
+    assert a.environment["name"] == "seed000"
+
+
+def test_entry_passes_parameters_and_refuses_unknown_ones():
+    config = {"horizon": 20, "environment": {"users": 4, "clusters": 2}, "beta": 0.2}
+    assert get_algorithm("linucb").run(config, SEED).params["beta"] == 0.2
+    with pytest.raises(ConfigError, match="linucb parameters must be valid keywords"):
+        get_algorithm("linucb").run({**config, "betta": 1}, SEED)
+
+
+def test_factory_settings_and_bad_keys():
+    rng = np.random.default_rng(0)
+    assert isinstance(make_environment({"setting": "seed001", "users": 10, "clusters": 2,
+                                        "dim": 4, "items": 6, "list_len": 2}, rng), CascadeEnv)
+    env = make_environment({"setting": "clustered", "reward": "gaussian", "gap": 0.3}, rng)
+    assert isinstance(env, LinearUsersEnv) and env.reward_model == "gaussian"
+    with pytest.raises(ConfigError, match=r"environment must be keys among .*; got \['usres'\]"):
+        make_environment({"usres": 3}, rng)
+    with pytest.raises(ConfigError, match="environment.setting must be one of"):
+        make_environment({"setting": "movielens"}, rng)
+    with pytest.raises(ConfigError, match="environment.path must be the path of a ratings file"):
+        make_environment({"setting": "ratings"}, rng)
