@@ -14,7 +14,7 @@ Time is the algorithm's alone: LinUCB's select + update, and VFUCB's whole
 round as all roles play it one after the other (requests, masking,
 serialization, sealing, opening, checks, sum, select, update); drawing the
 world is excluded from both.  Both runs make the same decisions (checked).
-Bytes are what each role sent, divided by T.
+Bytes are what each role sent, divided by T.  BLAS runs on one thread.
 
 Usage: python bench/bench_vertical.py [--horizon 5000] [--items 100 500 1000] [--no-sealed]
 Output ends with key: value lines.
@@ -22,15 +22,20 @@ Output ends with key: value lines.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-import numpy as np
+# One BLAS thread, set before NumPy loads: on a shared machine, threaded BLAS
+# contention would swamp the ratio (both algorithms are timed the same way).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment
-from privbandit.policies import LinUCB, Policy
-from privbandit.run import run, seed_streams
-from privbandit.vertical import run_vertical
-from privbandit.vertical.ties import TieTolerant
+import numpy as np  # noqa: E402
+
+from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
+from privbandit.policies import LinUCB, Policy  # noqa: E402
+from privbandit.run import run, seed_streams  # noqa: E402
+from privbandit.vertical import run_vertical  # noqa: E402
+from privbandit.vertical.ties import TieTolerant  # noqa: E402
 
 D, M, BETA, SEED = 100, 5, 0.5, 0
 

@@ -21,7 +21,10 @@ from typing import Any, Callable
 from .errors import config_error
 
 # Modules whose import registers algorithms (one per algorithm family).
-REGISTRATION_MODULES: tuple[str, ...] = ("privbandit.fedmab.study",)
+REGISTRATION_MODULES: tuple[str, ...] = (
+    "privbandit.policies.study",
+    "privbandit.fedmab.study",
+)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import gammaln, xlog1py, xlogy
 
 from accounting.errors import invalid
 from accounting.validation import check_count, check_positive
@@ -50,9 +50,12 @@ def _check_rate(rate: object) -> float:
 
 def exact_accuracy(threshold: int, rate: float) -> float:
     """Accuracy of the 1/2 cut without noise: (1 + sum_k Bin(C, p)(k)^2) / 2."""
-    c = check_count("threshold", threshold)
-    pmf = binom.pmf(np.arange(c + 1), c, _check_rate(rate))
-    return float(0.5 * (1.0 + np.sum(pmf**2)))
+    c, p = check_count("threshold", threshold), _check_rate(rate)
+    k = np.arange(c + 1)
+    # the binomial pmf in log space (scipy's pmf overflows on subnormal rates)
+    log_pmf = (gammaln(c + 1) - gammaln(k + 1) - gammaln(c - k + 1)
+               + xlogy(k, p) + xlog1py(c - k, -p))
+    return float(0.5 * (1.0 + np.sum(np.exp(2.0 * log_pmf))))
 
 
 @dataclass(frozen=True, eq=False)

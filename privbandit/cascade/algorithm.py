@@ -75,7 +75,7 @@ class _CascadeAgents(Policy):
         beta: float | str,
         beta_scale: float,
         noise_scale: float,
-        delta: float,
+        radius_delta: float,
         item_bound: float | None,
     ) -> None:
         self.dim = check_dim("dim", dim)
@@ -85,7 +85,7 @@ class _CascadeAgents(Policy):
         self.horizon = check_dim("horizon", horizon)
         self.lam = check_positive("lam", lam)
         self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
-        self.radius = CascadeRadius(beta, beta_scale, noise_scale, delta)
+        self.radius = CascadeRadius(beta, beta_scale, noise_scale, radius_delta)
         # decision statistics of every agent: Sigma_u^-1 and theta_u
         self.inv = np.tile(np.eye(self.dim) / self.lam, (self.n_agents, 1, 1))
         self.theta = np.zeros((self.n_agents, self.dim))
@@ -104,7 +104,7 @@ class _CascadeAgents(Policy):
         if items.shape[0] != self.n_items:
             raise config_error("items", f"{items.shape[0]} rows", f"{self.n_items} items a round")
         s = items @ self.theta[u]
-        s += self.beta * ucb_widths(self.inv[u], items)
+        s += self.widths_beta[u] * ucb_widths(self.inv[u], items)
         return np.minimum(s, 1.0, out=s)
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
@@ -143,7 +143,7 @@ class FederatedCascadeUCB(_CascadeAgents):
     threshold), alpha_d > 0 (deletion threshold), auxiliary in ("pt",
     "force", "none"), clustering (server graph on or off), lam > 0 (ridge
     regulariser), beta ("lemma6" or a number) times beta_scale, noise_scale R,
-    delta, item_bound.
+    radius_delta (the radius' failure probability), item_bound.
 
     Privacy guarantee: none (a non-private algorithm); uploads are raw sums.
     """
@@ -166,13 +166,14 @@ class FederatedCascadeUCB(_CascadeAgents):
         beta: float | str = 0.3,
         beta_scale: float = 1.0,
         noise_scale: float = 0.5,
-        delta: float = 0.1,
+        radius_delta: float = 0.1,
         item_bound: float | None = 1.0,
         name: str | None = None,
     ) -> None:
         super().__init__(
             dim, n_agents, n_items, list_len, horizon, lam=lam, beta=beta,
-            beta_scale=beta_scale, noise_scale=noise_scale, delta=delta, item_bound=item_bound,
+            beta_scale=beta_scale, noise_scale=noise_scale, radius_delta=radius_delta,
+            item_bound=item_bound,
         )
         if auxiliary not in AUXILIARY:
             raise config_error("auxiliary", auxiliary, f"one of {AUXILIARY}")
@@ -184,6 +185,7 @@ class FederatedCascadeUCB(_CascadeAgents):
                                     clustering=clustering)
         self.buffers = LocalBuffers(self.n_agents, self.dim, self.alpha_c, self.lam)
         self.beta = self._beta_value(self.n_agents, self.alpha_c)
+        self.widths_beta = np.full(self.n_agents, self.beta)  # per agent: CDP widens it
         self.arrivals = np.zeros(self.n_agents, dtype=np.int64)
         self.triggers = dict.fromkeys(("det", "auxiliary"), 0)  # why agents communicated
         self._log = CommLog()
@@ -265,14 +267,16 @@ class IndependentCascadeUCB(_CascadeAgents):
         beta: float | str = 0.3,
         beta_scale: float = 1.0,
         noise_scale: float = 0.5,
-        delta: float = 0.1,
+        radius_delta: float = 0.1,
         item_bound: float | None = 1.0,
     ) -> None:
         super().__init__(
             dim, n_agents, n_items, list_len, horizon, lam=lam, beta=beta,
-            beta_scale=beta_scale, noise_scale=noise_scale, delta=delta, item_bound=item_bound,
+            beta_scale=beta_scale, noise_scale=noise_scale, radius_delta=radius_delta,
+            item_bound=item_bound,
         )
         self.beta = self._beta_value(1, 0.0)
+        self.widths_beta = np.full(self.n_agents, self.beta)
         self.moment = np.zeros((self.n_agents, self.dim))
         self._log = CommLog()
 

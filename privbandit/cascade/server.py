@@ -71,7 +71,8 @@ class CascadeServer:
         return self._after_upload(agent)
 
     def _after_upload(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
-        self.theta[agent] = np.linalg.solve(self._ridge + self.gram[agent], self.moment[agent])
+        own = self.ridge(1) + self.gram[agent]
+        self.theta[agent] = np.linalg.solve(own, self.moment[agent])
         if self.graph is not None:
             self._test_edges(agent)
         return self.cluster_statistics(agent)
@@ -87,6 +88,10 @@ class CascadeServer:
             self.graph.delete_edges(agent, far)
             self.deleted += int(far.size)
 
+    def ridge(self, members: int) -> np.ndarray:
+        """The regulariser added to the pooled data of `members` agents: lam I."""
+        return self._ridge
+
     def edge_radii(self, agents: np.ndarray) -> np.ndarray:
         """The per-agent term of the deletion threshold: F(T_ser) (CLUB's radius surrogate)."""
         return club_confidence(self.count[agents])
@@ -101,7 +106,7 @@ class CascadeServer:
     def cluster_statistics(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
         """(Sigma_clu, theta_clu) of `agent`'s component (Alg. 3, line 2)."""
         members = self.members(agent)
-        gram = self._ridge + self.gram[members].sum(axis=0)
+        gram = self.ridge(members.size) + self.gram[members].sum(axis=0)
         theta = np.linalg.solve(gram, self.moment[members].sum(axis=0))
         return gram, theta
 

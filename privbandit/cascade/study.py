@@ -15,7 +15,9 @@ algorithm's keywords (alpha_c, alpha_d, lam, beta, beta_scale, ...; for
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -67,13 +69,13 @@ def run_cascade(name: str, config: dict[str, Any], seed: np.random.SeedSequence)
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
     every = max(1, horizon // max(int(points), 1))
     result = run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
-    result.timings["triggers"] = dict(getattr(policy, "triggers", {}))
-    return dataclasses.replace(result, comm_rounds=policy.comm.round_indices())
+    comm = {**result.comm, "triggers": dict(getattr(policy, "triggers", {}))}
+    return dataclasses.replace(result, comm=comm, comm_rounds=policy.comm.round_indices())
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
     return AlgorithmEntry(
-        name=name, run=lambda config, seed: run_cascade(name, config, seed),
+        name=name, run=functools.partial(run_cascade, name),
         defaults=dict(DEFAULTS), description=description, **kw,
     )
 

@@ -15,12 +15,13 @@ from .clustered import (
     seed000_environment,
     seed001_environment,
 )
+from .factory import make_environment
 from .items import BiasedSphereItems, ItemSource, PoolItems, SphereItems
 from .linear import LinearUsersEnv
 
 __all__ = [
     "BiasedSphereItems", "CascadeEnv", "Environment", "ItemSource", "LinearUsersEnv",
     "Outcome", "PoolItems", "Round", "SphereItems", "assign_users",
-    "check_ranking", "clustered_linear_environment", "clustered_preferences",
+    "check_ranking", "clustered_linear_environment", "clustered_preferences", "make_environment",
     "seed000_environment", "seed001_environment", "top_k",
 ]

@@ -196,8 +196,15 @@ class VerticalFederation:
         started = time.perf_counter()
         self.active.learn(pending.masked, pending.user, pending.action, reward)
         self.timings["active"] += time.perf_counter() - started
+        # one log record per direction per round (the log validates every record)
+        totals = dict.fromkeys(DIRECTIONS[1:], (0, 0))
         for direction, sender, nbytes in pending.traffic:
-            self._count(direction, sender, nbytes, pending.t)
+            count, size = totals[direction]
+            totals[direction] = (count + 1, size + nbytes)
+            self.sent[sender][0] += 1
+            self.sent[sender][1] += nbytes
+        for direction, (count, size) in totals.items():
+            self.comm.record(direction, count, size, pending.t)
         if self.record:
             self.transcript.append(pending.parts)
 

@@ -114,9 +114,13 @@ def pca_curve(traffic: Traffic, rounds: list[int], known_sample: np.ndarray) -> 
     return out
 
 
-def gram_error(traffic: Traffic) -> float:
-    """Max |<z_a, z_b> - <x_a, x_b>| over the traffic's rows: 0 up to rounding = an exact leak."""
-    return gram_leakage(traffic.masked).error(traffic.plain)
+def gram_error(traffic: Traffic, rows: int = 1000) -> float:
+    """Max |<z_a, z_b> - <x_a, x_b>| over the first `rows` rows: ~0 (rounding) = an exact leak.
+
+    `rows` bounds the (rows, rows) Gram matrix held in memory.
+    """
+    n = min(check_dim("rows", rows), traffic.plain.shape[0])
+    return gram_leakage(traffic.masked[:n]).error(traffic.plain[:n])
 
 
 def population_sample(

@@ -2,9 +2,6 @@
 import numpy as np
 import pytest
 
-from mechanisms.errors import OutOfBoundsError, ShapeError
-from mechanisms.samplers import FAST, Sampler
-from mechanisms.tree import TreePrivatizer
 from audits.broken import (
     DropNoiseSampler,
     NoiseScaleSampler,
@@ -12,6 +9,9 @@ from audits.broken import (
     VarianceAsStdSampler,
 )
 from audits.streams import StreamAdapter, tree_factory
+from mechanisms.errors import OutOfBoundsError, ShapeError
+from mechanisms.samplers import FAST, Sampler
+from mechanisms.tree import TreePrivatizer
 
 N = 40000
 

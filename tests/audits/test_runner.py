@@ -11,9 +11,9 @@ from audits import (
     NeighbouringPair,
     ThresholdTester,
     format_table,
+    protocols,
     run_audit,
 )
-from audits import protocols
 from mechanisms.errors import ShapeError
 
 PAIR = NeighbouringPair(0.0, 1.0, "scalar at distance 1", "0 vs 1")

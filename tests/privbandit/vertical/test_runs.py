@@ -107,3 +107,18 @@ def test_tie_tolerant_takes_the_lowest_near_tie():
     assert TieTolerant(Fixed(4), tolerance=1e-14).select(items, 0, 0, None) == 2
     with pytest.raises(ConfigError, match="policy must be a Policy with a scores"):
         TieTolerant(LinTS(4))
+
+
+def test_study_entries_run_the_protocol_and_the_baselines():
+    from privbandit.registry import get_algorithm
+    from privbandit.vertical import study  # noqa: F401  (registers the entries)
+
+    config = {"horizon": 20, "environment": {"dim": 10, "n_items": 5, "parties": 2}}
+    vf = get_algorithm("vfucb").run({**config, "seal_traffic": False}, 3)
+    part = get_algorithm("partial-lints").run({**config, "active_share": 0.4}, 3)
+    assert vf.algorithm == "vfucb" and vf.params["widths"] == [5, 5]
+    assert part.algorithm == "partial-lints" and part.params["widths"] == [4, 6]
+    with pytest.raises(ConfigError, match=r"environment must be keys among .*; got \['colour'\]"):
+        get_algorithm("vfts").run({"horizon": 5, "environment": {"colour": 1}}, 3)
+    with pytest.raises(ConfigError, match="parameters must be valid keywords"):
+        get_algorithm("vfts").run({"horizon": 5, "alpha": 1}, 3)

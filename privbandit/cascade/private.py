@@ -1,0 +1,285 @@
+"""CDP-FedC3UCB-H: FedC3UCB-H whose every upload is a tree-privatized prefix sum.
+
+No paper has this algorithm; it combines seed 001's protocol with the
+tree-based privatizer of seed 000 (Algorithm 5) and Shariff & Sheffet (2018).
+
+Agent side.  Each agent u owns a `mechanisms.tree.TreePrivatizer` over the
+stream of its rounds (horizon T) and a `Ledger`.  At each of its arrivals it
+feeds the round's increment z z^T summed over the examined items, with
+z = [x; click] in R^(d+1), and keeps the noisy prefix P_u the tree releases.
+Everything it sends or decides afterwards is a function of P_u, of what the
+server sent back and of data-independent quantities (contexts, arrival
+counts, the p_t coins):
+
+- the det-ratio trigger uses the noisy buffer Sigma~_loc = P_u - P_u(last
+  upload) (top-left d x d block): det(Sigma_u + Sigma~_loc) > (1 + alpha_c)
+  det(Sigma_u).  Noise makes the increment full rank, so the determinant
+  lemma does not apply and the ratio det(I + Sigma_u^-1 Sigma~_loc) is
+  evaluated directly (one d x d determinant per round; an indefinite noisy
+  matrix, sign <= 0, does not trigger);
+- an upload sends P_u itself and the arrival count; the server replaces u's
+  statistics by it (`CascadeServer.replace`).
+
+Server side (`PrivateCascadeServer`).  Each agent's or cluster's pooled
+noisy Gram matrix gets the regulariser (lam + rho_m) I, where rho_m bounds
+the operator norm of the summed tree noise of m agents with high probability
+(`TreeNoiseBounds`), so the matrix dominates lam I + (true Gram) and stays
+positive definite; the edge test adds to F(arrivals) the estimate's noise
+error (gamma_1 + 2 rho_1 S) / lambda_min(own matrix), where gamma bounds the
+noise of b.  F uses the arrival count (public; at most the observed-item
+count, so the radius is larger than the non-private one).
+
+Confidence width.  theta~ - theta = V^-1 (g + h - (N + rho I) theta) for the
+pooled matrix V; its V-norm exceeds the non-private radius by at most
+(gamma_m + 2 rho_m S) / sqrt(lambda_min(V)) (Shariff & Sheffet 2018, Prop. 4
+without the PSD shift), so agent u uses beta + noise_width_scale * that term,
+refreshed at every download.
+
+Privacy guarantee
+-----------------
+Neighbouring relation: record-level, one observation of one agent -- two
+runs that differ in the examined items and click of one round of one agent
+(replace-one).  Sensitivity: the round's increment sum_k z_k z_k^T has
+Frobenius norm <= K B^2 + 1 (K examined items of norm <= item_bound B, one
+click), so two neighbours' increments differ by <= sqrt(2) (K B^2 + 1) in
+Frobenius norm; that is the tree's l2_sensitivity (clip_norm K B^2 + 1, never
+reached by valid items).  Mechanism: per agent, the binary tree over T steps
+with symmetric Gaussian node noise; one record enters ceil(log2 T) + 1 nodes.
+Privacy measure: (epsilon, delta)-DP per agent's record, certified by the
+agent's ledger (accountant "exact-gaussian" by default, the tree's
+`TreeAggregationEvent` charged once before the first release); calibration
+"tight" (exact accountant) or "paper" (seed 000's node formula).  Everything
+that leaves an agent -- uploads, the timing of uploads, and therefore every
+download, server decision and other agents' recommendations -- is
+post-processing of the trees' releases and data-independent quantities, so
+the whole transcript is (epsilon, delta)-DP for that relation.  Assumptions:
+contexts and arrivals are not private; items have norm <= item_bound
+(checked every round); the horizon T is fixed in advance; the fast NumPy
+sampler (default for simulation) is not floating-point safe, sampler="exact"
+uses OpenDP's.  Sources: seed 001 Alg. 1-3; seed 000 Alg. 5; Chan, Shi &
+Song (2011); Shariff & Sheffet (2018).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accounting.ledger import Ledger
+from accounting.validation import check_delta, check_positive
+from mechanisms.samplers import FAST, OpenDPSampler
+from mechanisms.tree import TreePrivatizer
+
+from ..errors import config_error
+from ..kernels import club_confidence
+from ..policies.base import check_user
+from .algorithm import FederatedCascadeUCB
+from .server import CascadeServer
+
+SAMPLERS = ("fast", "exact")
+
+
+@dataclass(frozen=True)
+class TreeNoiseBounds:
+    """High-probability bounds on the tree noise of the prefix sums of m agents.
+
+    Each released prefix carries at most `nodes` symmetric Gaussian node
+    noises of per-entry std sigma (off-diagonal; the diagonal has twice the
+    variance), so m agents' summed noise is a symmetric Gaussian matrix of
+    size D = d + 1 with entry std s_m = sigma sqrt(m nodes).  With
+    probability >= 1 - level for all of `releases` releases:
+    ||N||_op <= rho_m = s_m (2 sqrt(D) + 2 sqrt(ln(releases / level))) (norm
+    concentration of Gaussian symmetric matrices) and the moment column's
+    noise ||h|| <= gamma_m = s_m (sqrt(d) + sqrt(2 ln(releases / level))).
+    """
+
+    sigma: float
+    nodes: int
+    dim: int
+    releases: int
+    level: float = 0.1
+
+    def _scale(self, members: int) -> float:
+        return self.sigma * math.sqrt(members * self.nodes)
+
+    def rho(self, members: int) -> float:
+        tail = 2.0 * math.sqrt(math.log(self.releases / self.level))
+        return self._scale(members) * (2.0 * math.sqrt(self.dim + 1) + tail)
+
+    def gamma(self, members: int) -> float:
+        tail = math.sqrt(2.0 * math.log(self.releases / self.level))
+        return self._scale(members) * (math.sqrt(self.dim) + tail)
+
+
+class PrivateCascadeServer(CascadeServer):
+    """The server of CDP-FedC3UCB-H: noise-dominating regularisers, noise-aware edge test."""
+
+    def __init__(
+        self, n_agents: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
+        theta_bound: float,
+    ) -> None:
+        super().__init__(n_agents, dim, lam, alpha_d, clustering=True)
+        self.noise = noise
+        self.theta_bound = theta_bound
+        self.floor = np.full(self.n_agents, lam + noise.rho(1))  # lambda_min of own matrix
+
+    def ridge(self, members: int) -> np.ndarray:
+        return (self.lam + self.noise.rho(members)) * np.eye(self.dim)
+
+    def _after_upload(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
+        own = self.ridge(1) + self.gram[agent]
+        self.floor[agent] = max(float(np.linalg.eigvalsh(own)[0]), self.lam)
+        return super()._after_upload(agent)
+
+    def edge_radii(self, agents: np.ndarray) -> np.ndarray:
+        bias = self.noise.gamma(1) + 2.0 * self.noise.rho(1) * self.theta_bound
+        return club_confidence(self.count[agents]) + bias / self.floor[agents]
+
+
+class CDPFedC3UCBH(FederatedCascadeUCB):
+    """FedC3UCB-H with per-agent tree-privatized uploads; see the module docstring
+    (it states the privacy guarantee).
+
+    Extra parameters: epsilon > 0 and delta in (0, 1) (each agent's budget),
+    calibration "tight" | "paper" (paper_formula "seed000" | "shariff-sheffet"),
+    accountant (the ledgers'), sampler "fast" (NumPy, simulation) | "exact"
+    (OpenDP), noise_level (failure probability of the noise bounds),
+    noise_width_scale (multiplies the noise term of the width).
+    """
+
+    name = "cdp-fedc3ucb-h"
+
+    def __init__(
+        self,
+        dim: int,
+        n_agents: int,
+        n_items: int,
+        list_len: int,
+        horizon: int,
+        *,
+        epsilon: float,
+        delta: float,
+        calibration: str = "tight",
+        paper_formula: str = "seed000",
+        accountant: str = "exact-gaussian",
+        sampler: str = "fast",
+        noise_level: float = 0.1,
+        noise_width_scale: float = 1.0,
+        alpha_d: float = 1.5,
+        theta_bound: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(dim, n_agents, n_items, list_len, horizon, auxiliary="pt",
+                         clustering=True, alpha_d=alpha_d, **kwargs)
+        self.epsilon = check_positive("epsilon", epsilon)
+        self.delta_privacy = check_delta("delta", delta)
+        if self.delta_privacy == 0:
+            raise config_error("delta", delta, "a number in (0, 1) (Gaussian tree noise)")
+        if sampler not in SAMPLERS:
+            raise config_error("sampler", sampler, f"one of {SAMPLERS}")
+        self.theta_bound = check_positive("theta_bound", theta_bound)
+        self.noise_width_scale = check_positive("noise_width_scale", noise_width_scale)
+        bound = 1.0 if self.item_bound is None else self.item_bound
+        self.record_norm = self.list_len * bound * bound + 1.0
+        shape = (self.dim + 1, self.dim + 1)
+        tree_args = {
+            "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
+            "symmetric": True, "sampler": FAST if sampler == "fast" else OpenDPSampler(),
+        }
+        first = TreePrivatizer(shape, self.horizon, epsilon=self.epsilon,
+                               delta=self.delta_privacy, calibration=calibration,
+                               paper_formula=paper_formula, **tree_args)
+        # calibrated once; the other agents' trees reuse its sigma (same event)
+        self.trees = [first] + [TreePrivatizer(shape, self.horizon, sigma=first.sigma, **tree_args)
+                                for _ in range(self.n_agents - 1)]
+        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta_privacy, accountant)
+                         for u in range(self.n_agents)]
+        for ledger, tree in zip(self._ledgers, self.trees, strict=True):
+            ledger.charge(tree.event)  # before any release
+        self.calibration = calibration
+        self.sampler_name = sampler
+        level = check_positive("noise_level", noise_level)
+        if level >= 1:
+            raise config_error("noise_level", noise_level, "a probability in (0, 1)")
+        self.noise = TreeNoiseBounds(self.trees[0].sigma, self.trees[0].nodes_per_record,
+                                     self.dim, self.horizon * self.n_agents, level)
+        self.server = PrivateCascadeServer(self.n_agents, self.dim, self.lam, alpha_d,
+                                           self.noise, self.theta_bound)
+        self._prefix = np.zeros((self.n_agents, self.dim + 1, self.dim + 1))
+        self._uploaded = np.zeros_like(self._prefix)
+        self._eye = np.eye(self.dim)
+        self._rng: np.random.Generator | None = None
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
+        self._rng = rng  # the tree noise of this round's update comes from the policy stream
+        return super().select(items, user, t, rng)
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        """Feed the round's record to the agent's tree, then test the triggers on its release."""
+        u = check_user(user, self.n_agents)
+        observed, clicked = self._observed(items, action, feedback)
+        if self._rng is None:
+            raise config_error("update", "called before select", "select first (it gives rng)")
+        z = np.zeros((observed.shape[0], self.dim + 1))
+        z[:, : self.dim] = observed
+        if clicked is not None:
+            z[clicked, self.dim] = 1.0
+        self._prefix[u] = self.trees[u].add(z.T @ z, self._rng)
+        self.arrivals[u] += 1
+        if self._noisy_trigger(u):
+            self.triggers["det"] += 1
+        elif self._auxiliary_fires(u, t):
+            self.triggers["auxiliary"] += 1
+        else:
+            return
+        self._communicate(u, t)
+
+    def _noisy_trigger(self, agent: int) -> bool:
+        d = self.dim
+        local = self._prefix[agent, :d, :d] - self._uploaded[agent, :d, :d]
+        sign, logdet = np.linalg.slogdet(self._eye + self.inv[agent] @ local)
+        return bool(sign > 0 and logdet > self.buffers.log_threshold)
+
+    def _communicate(self, agent: int, t: int) -> None:
+        prefix = self._prefix[agent].copy()
+        count = int(self.arrivals[agent])
+        self._log.record("upload", 1, prefix.nbytes + 8, round=t)
+        self._uploaded[agent] = prefix
+        d = self.dim
+        gram_clu, theta_clu = self.server.replace(agent, prefix[:d, :d], prefix[:d, d], count)
+        members = self.server.members(agent).size
+        floor = max(float(np.linalg.eigvalsh(gram_clu)[0]), self.lam)
+        noise = self.noise.gamma(members) + 2.0 * self.noise.rho(members) * self.theta_bound
+        self.widths_beta[agent] = self.beta + self.noise_width_scale * noise / math.sqrt(floor)
+        self._adopt(agent, gram_clu, theta_clu, t)
+
+    def ledgers(self) -> list[Ledger]:
+        return list(self._ledgers)
+
+    def privacy(self) -> dict[str, Any]:
+        return {
+            "guarantee": "(epsilon, delta)-DP",
+            "neighbouring": "record-level: one observation (examined items and click) of one "
+                            "round of one agent, replace-one",
+            "epsilon": self.epsilon, "delta": self.delta_privacy,
+            "l2_sensitivity": math.sqrt(2.0) * self.record_norm,
+            "nodes_per_record": self.trees[0].nodes_per_record, "sigma": self.trees[0].sigma,
+            "calibration": self.calibration, "sampler": self.sampler_name,
+            "floating_point_safe": self.sampler_name == "exact",
+        }
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **super().params(), "epsilon": self.epsilon, "delta": self.delta_privacy,
+            "calibration": self.calibration, "sampler": self.sampler_name,
+            "noise_level": self.noise.level, "noise_width_scale": self.noise_width_scale,
+            "theta_bound": self.theta_bound,
+        }
+
+
+def cdp_fedc3ucb_h(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+                   **kwargs: Any) -> CDPFedC3UCBH:
+    """CDP-FedC3UCB-H (see `CDPFedC3UCBH`)."""
+    return CDPFedC3UCBH(dim, n_agents, n_items, list_len, horizon, **kwargs)

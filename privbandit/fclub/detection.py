@@ -1,0 +1,80 @@
+"""Phase-based cluster detection (seed 000 Algorithm 2): local edge deletion, global merge.
+
+At the start of every phase each local server deletes the edge (i, j) of its
+user graph when the users' estimates are far apart (eq. 3),
+
+    ||theta_i - theta_j|| > alpha (F(T_i) + F(T_j)),   F(T) = sqrt((1 + ln(1 + T)) / (1 + T)),
+
+and its local clusters are the connected components.  The global server then
+joins local clusters of different servers whose estimates are close (eq. 4),
+
+    ||theta_a - theta_b|| < alpha2 (F(T_a) + F(T_b)),
+
+and the global clusters are the connected components of those joins (merging
+is transitive).  Estimates are ridge solutions (reg I + V)^-1 b, where `reg`
+holds lam plus, for noisy statistics, the 2 rho shift of Definition 2.
+Users or local clusters with no data are never separated (count 0), as in the
+authors' code.  These functions run once per phase, never per round.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from ..kernels import UserGraph, club_confidence
+
+Partition = frozenset  # frozenset of global clusters, each a frozenset of local clusters
+
+
+def ridge_estimates(gram: np.ndarray, b: np.ndarray, reg: np.ndarray) -> np.ndarray:
+    """(reg_m I + gram_m)^-1 b_m for a batch: gram (M, d, d), b (M, d), reg (M,) -> (M, d)."""
+    a = gram + reg[:, None, None] * np.eye(gram.shape[-1])
+    try:
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:  # a noisy matrix that happens to be singular
+        return (np.linalg.pinv(a) @ b[..., None])[..., 0]
+
+
+def _far_pairs(theta: np.ndarray, counts: np.ndarray, factor: float) -> np.ndarray:
+    """(M, M) bool: ||theta_a - theta_b|| > factor (F(T_a) + F(T_b)), both counts > 0."""
+    gaps = np.linalg.norm(theta[:, None, :] - theta[None, :, :], axis=-1)
+    conf = club_confidence(counts)
+    seen = counts > 0
+    return (gaps > factor * (conf[:, None] + conf[None, :])) & seen[:, None] & seen[None, :]
+
+
+def prune_local(graph: UserGraph, theta: np.ndarray, counts: np.ndarray, alpha: float) -> bool:
+    """Delete every edge of `graph` that eq. 3 rejects; True if a component split.
+
+    theta: (n_l, d) estimates of the server's users, counts: (n_l,) their sample counts.
+    """
+    far = _far_pairs(theta, counts, alpha) & graph.adjacency
+    split = False
+    for user in np.flatnonzero(far.any(axis=1)):
+        split |= graph.delete_edges(int(user), np.flatnonzero(far[user]))
+    return split
+
+
+def merge_global(theta: np.ndarray, counts: np.ndarray, servers: np.ndarray,
+                 alpha2: float) -> np.ndarray:
+    """Global cluster label of each local cluster (eq. 4, joins across servers only).
+
+    theta: (C, d), counts: (C,), servers: (C,) the server of each local
+    cluster.  Labels are 0..m-1 in order of first appearance.
+    """
+    conf = club_confidence(counts)
+    gaps = np.linalg.norm(theta[:, None, :] - theta[None, :, :], axis=-1)
+    close = (gaps < alpha2 * (conf[:, None] + conf[None, :])) & (servers[:, None] != servers)
+    _, labels = connected_components(csr_matrix(close), directed=False)
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))  # relabel by first appearance
+    return order[inverse]
+
+
+def partition_of(members: list[np.ndarray], labels: np.ndarray) -> Partition:
+    """The global partition as a set of sets of local clusters (each a frozenset of users)."""
+    groups: dict[int, set] = {}
+    for users, k in zip(members, labels):
+        groups.setdefault(int(k), set()).add(frozenset(int(u) for u in users))
+    return frozenset(frozenset(g) for g in groups.values())

@@ -1,0 +1,291 @@
+"""`CdpPlan`: how CDP-FCLUB-DC spends (epsilon, delta) and what noise it adds.
+
+Where the noise goes (privbandit's reading of seed 000, Algorithms 1-5).  A
+record is one observation z = [x; y] of a user; its statistic is z z^T, a
+(d+1) x (d+1) matrix whose top-left block is x x^T and whose last column holds
+y x (the layout of Algorithm 5; H is the top-left block and h the first d
+entries of the last column, never a column overlapping H).  Each record meets:
+
+- the tree privatizer (`mechanisms.TreePrivatizer`, seed 000 Algorithm 5) of
+  the local cluster it belongs to, renewed when the cluster structure
+  changes: nu = ceil(log2 T) + 1 Gaussian nodes of std `sigma_tree`.  Every
+  asynchronous upload is the difference of two noisy prefix sums of that
+  tree, and the upload trigger reads those noisy prefixes;
+- one per-user release of the user's phase increment (its records since the
+  previous phase), a symmetric Gaussian of std `sigma_det`
+  (`mechanisms.SymmetricGaussianMatrix`).  Local edge deletion (eq. 3), the
+  phase uploads (Algorithm 2, line 5) and the renewal of global statistics are
+  computed from these noisy per-user statistics only.
+
+So everything that leaves a local cluster -- uploaded statistics, the local
+partition, the times of uploads and downloads -- is post-processing of those
+Gaussian releases (arrival times and counts are the same in neighbouring
+inputs of Definition 1, so they are public).
+
+Calibration.  With GDP the record's cost is mu^2 = nu (s / sigma_tree)^2 +
+(s / sigma_det)^2; `detection_share` f puts f mu^2 on the per-user release.
+"tight": mu = mu*(epsilon, delta) of the exact Gaussian accountant
+(`accounting.calibrate_gaussian_sigma`).  "paper": the node variance of seed
+000 Algorithm 5 line 3, 64 k ln(2/delta) s^2 / epsilon^2
+(`accounting.PAPER_TREE_VARIANCES["seed000"]`), with k = nu / (1 - f) nodes
+(the per-user release counted as the equivalent number of tree nodes), so both
+calibrations split the budget alike and differ only in the formula.
+
+Noise bounds (Definition 2).  A sum of independent symmetric node noises with
+per-entry variances summing to v is one symmetric Gaussian with off-diagonal
+variance v.  Its d x d block N has ||N||_op <= rho(v) = sqrt(v) (2 sqrt(2d) +
+2 sqrt(ln(1/a))) with probability >= 1 - a (Gordon: E||Z|| <= 2 sqrt(d); N =
+(Z + Z^T)/sqrt 2 is sqrt(2)-Lipschitz in Z; Gaussian concentration), and the
+noise h of the moment vector has ||h|| <= sqrt(v) (sqrt d + sqrt(2 ln(1/a))),
+with a = failure / (T n) (a union bound over rounds and local clusters).
+Statistics are shifted by 2 rho I, so the noise plus shift has eigenvalues in
+[rho, 3 rho]: rho_min = lam + rho, rho_max = lam + 3 rho, kappa =
+||h||_max / sqrt(rho_min), and the radius is Lemma 1's
+
+    beta = sigma_0 sqrt(2 ln(m L / alpha) + d ln(rho_max / rho_min + n / (d rho_min)))
+           + S sqrt(rho_max) + kappa
+
+(the Shariff & Sheffet 2018 form; seed 000 prints sqrt(L') rho_max + sqrt(L')
+kappa, but our rho already bounds the summed noise of all L' contributions).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from accounting import calibration as calib
+from accounting.accountants import ExactGaussianAccountant
+from accounting.events import (
+    ComposedEvent,
+    GaussianEvent,
+    NotDifferentiallyPrivate,
+    TreeAggregationEvent,
+)
+from accounting.ledger import Ledger
+from accounting.validation import check_delta, check_positive
+from mechanisms.gaussian import SymmetricGaussianMatrix
+from mechanisms.samplers import FAST, Sampler, resolve_sampler
+from mechanisms.tree import TreePrivatizer
+
+from ..errors import config_error
+from ..policies.base import check_dim
+
+CALIBRATIONS = ("tight", "paper")
+DETECTIONS = ("private", "raw")
+# "raw-trigger" and "no-noise" are the audit's positive controls (see fclub.audit)
+VARIANTS = ("correct", "raw-trigger", "no-noise")
+RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
+            "local cluster differs, at the same time slot")
+_UNIT_ROUNDOFF = 2.0**-53
+# relative slack on the record bound, covering the item-norm check's tolerance
+_BOUND_SLACK = 1e-8
+
+
+def _share(value: object) -> float:
+    x = check_positive("detection_share", value)
+    if not x < 1.0:
+        raise config_error("detection_share", value, "a number in (0, 1)")
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class CdpPlan:
+    """The privacy side of CDP-FCLUB-DC; see the module docstring.
+
+    epsilon, delta: the (epsilon, delta, L, m)-CDP target; horizon: T (fixes
+    the trees' depth); dim: d; n_users: n (union bound of the noise bounds);
+    calibration: "tight" | "paper"; detection_share: the fraction of mu^2
+    given to the per-user releases; detection: "private" (local edge deletion
+    reads noisy per-user statistics) or "raw" (the paper's rule: raw
+    statistics; then the run is NOT CDP and every ledger notes it); failure:
+    alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
+    clipped to [0, 1]); variant: "correct", or a positive control of the
+    audit ("raw-trigger": the upload trigger reads raw statistics;
+    "no-noise": uploaded statistics skip the noise) -- the controls still
+    claim (epsilon, delta); sampler: `mechanisms.samplers.FAST` (simulation)
+    or an exact sampler.
+
+    Privacy guarantee
+    -----------------
+    Neighbouring relation: cluster-level, seed 000 Definition 1 (one
+    observation of one local cluster replaced).  Sensitivity: ||x|| <= B,
+    y in [0, 1], so ||z z^T||_F = ||z||^2 <= c = B^2 + 1 and two records'
+    statistics differ by at most sqrt(2) c in Frobenius norm (plus the
+    float-arithmetic slack of the trees and of the per-user sums).  Measure:
+    every record meets `record_event` = nu tree nodes + one per-user release,
+    certified (epsilon, delta)-DP by the exact Gaussian (GDP) accountant;
+    everything other clusters observe is post-processing.  Assumptions: the
+    horizon T is fixed in advance; counts and arrival times are public (they
+    are equal in neighbouring inputs).  Sources: seed 000 Definition 1,
+    Algorithm 5; Shariff & Sheffet (2018) Sec. 4; Dong, Roth & Su (2019).
+    """
+
+    epsilon: float
+    delta: float
+    horizon: int
+    dim: int
+    n_users: int
+    calibration: str = "tight"
+    detection_share: float = 0.5
+    detection: str = "private"
+    failure: float = 0.1
+    item_bound: float = 1.0
+    variant: str = "correct"
+    sampler: Sampler = FAST
+    nodes: int = field(init=False)
+    record_bound: float = field(init=False)
+    sigma_tree: float = field(init=False)
+    sigma_det: float = field(init=False)
+    tree_event: TreeAggregationEvent = field(init=False)
+    det_event: GaussianEvent = field(init=False)
+    record_event: ComposedEvent = field(init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "epsilon", check_positive("epsilon", self.epsilon))
+        delta = check_delta("delta", self.delta)
+        if delta == 0.0:
+            raise config_error("delta", self.delta, "a number in (0, 1) (Gaussian noise)")
+        set_(self, "delta", delta)
+        set_(self, "horizon", check_dim("horizon", self.horizon))
+        set_(self, "dim", check_dim("dim", self.dim))
+        set_(self, "n_users", check_dim("n_users", self.n_users))
+        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
+                              ("variant", VARIANTS)):
+            if getattr(self, name) not in allowed:
+                raise config_error(name, getattr(self, name), f"one of {allowed}")
+        set_(self, "detection_share", _share(self.detection_share))
+        failure = check_positive("failure", self.failure)
+        if not failure < 1.0:
+            raise config_error("failure", self.failure, "a probability in (0, 1)")
+        set_(self, "failure", failure)
+        set_(self, "item_bound", check_positive("item_bound", self.item_bound))
+        set_(self, "sampler", resolve_sampler(self.sampler))
+        set_(self, "nodes", calib.tree_nodes_per_record(self.horizon))
+        set_(self, "record_bound", self.item_bound**2 * (1 + _BOUND_SLACK) + 1.0)
+        tree_sens = self._tree(1.0).event.node_event.l2_sensitivity
+        det_sens = self._det(1.0).event.l2_sensitivity
+        sigma_tree, sigma_det = self._calibrate(tree_sens, det_sens)
+        set_(self, "sigma_tree", sigma_tree)
+        set_(self, "sigma_det", sigma_det)
+        set_(self, "tree_event", TreeAggregationEvent(GaussianEvent(sigma_tree, tree_sens),
+                                                      self.nodes))
+        set_(self, "det_event", GaussianEvent(sigma_det, det_sens))
+        set_(self, "record_event", ComposedEvent((self.tree_event, self.det_event)))
+        self._check_certified()
+
+    # -- calibration ----------------------------------------------------------------
+    @property
+    def sensitivity(self) -> float:
+        """Replace-one Frobenius sensitivity of one record's statistic, sqrt(2) c."""
+        return math.sqrt(2.0) * self.record_bound
+
+    def _calibrate(self, tree_sens: float, det_sens: float) -> tuple[float, float]:
+        f, nu = self.detection_share, self.nodes
+        if self.calibration == "tight":
+            mu = 1.0 / calib.calibrate_gaussian_sigma(self.epsilon, self.delta, 1.0)
+            return tree_sens * math.sqrt(nu / (1 - f)) / mu, det_sens / (mu * math.sqrt(f))
+        variance = calib.PAPER_TREE_VARIANCES["seed000"]
+        sigma_tree = math.sqrt(variance(self.epsilon, self.delta, tree_sens, nu / (1 - f)))
+        sigma_det = sigma_tree * (det_sens / tree_sens) * math.sqrt((1 - f) / (f * nu))
+        return sigma_tree, sigma_det
+
+    def _check_certified(self) -> None:
+        spent = ExactGaussianAccountant().compose(self.record_event).epsilon(self.delta)
+        if spent > self.epsilon * (1 + 1e-9):  # a calibration bug, never a user error
+            raise AssertionError(f"calibrated noise spends epsilon={spent!r} > {self.epsilon!r}")
+
+    def spent_epsilon(self) -> float:
+        """The epsilon one record actually spends at delta (exact accountant)."""
+        return ExactGaussianAccountant().compose(self.record_event).epsilon(self.delta)
+
+    # -- mechanisms -------------------------------------------------------------------
+    def _tree(self, sigma: float) -> TreePrivatizer:
+        d1 = self.dim + 1
+        return TreePrivatizer(
+            (d1, d1), self.horizon, sigma=sigma, l2_sensitivity=self.sensitivity,
+            clip_norm=self.record_bound, symmetric=True, sampler=self.sampler)
+
+    def _det(self, sigma: float) -> SymmetricGaussianMatrix:
+        d1 = self.dim + 1
+        # float error of a sum of up to T records, on both neighbours (Higham's gamma_T)
+        n = self.horizon + 1
+        gamma = n * _UNIT_ROUNDOFF / (1 - n * _UNIT_ROUNDOFF)
+        slack = 2.0 * d1 * gamma * n * self.record_bound
+        return SymmetricGaussianMatrix(sigma, self.sensitivity + slack, sampler=self.sampler,
+                                       max_entries=d1 * (d1 + 1) // 2)
+
+    def new_tree(self) -> TreePrivatizer:
+        """A fresh tree privatizer PVT(l, j) for one local cluster (seed 000 Algorithm 5)."""
+        return self._tree(self.sigma_tree)
+
+    def detection_mechanism(self) -> SymmetricGaussianMatrix:
+        """The per-user release of phase increments."""
+        return self._det(self.sigma_det)
+
+    def open_ledger(self, unit: str) -> Ledger:
+        """A ledger for one (server, local cluster, tree), charged for what its records meet."""
+        ledger = Ledger(unit, self.epsilon, self.delta, accountant="exact-gaussian")
+        ledger.charge(self.record_event)
+        if self.detection == "raw":
+            ledger.note(NotDifferentiallyPrivate(
+                "local partition computed from raw user statistics (seed 000 Algorithm 2, "
+                "line 3); it is uploaded without noise"))
+        return ledger
+
+    # -- Definition 2 ------------------------------------------------------------------
+    def _log_inv_failure(self) -> float:
+        return math.log(self.horizon * self.n_users / self.failure)
+
+    def matrix_radius(self, variance: float) -> float:
+        """rho: a bound on ||N||_op of summed symmetric noise of total node variance `variance`."""
+        if variance <= 0.0:
+            return 0.0
+        d = self.dim
+        return math.sqrt(variance) * (2 * math.sqrt(2 * d) + 2 * math.sqrt(self._log_inv_failure()))
+
+    def vector_radius(self, variance: float) -> float:
+        """A bound on ||h|| for the matching noise of the moment vector."""
+        if variance <= 0.0:
+            return 0.0
+        return math.sqrt(variance) * (math.sqrt(self.dim) + math.sqrt(2 * self._log_inv_failure()))
+
+    def shift(self, variance: float) -> float:
+        """The multiple of I added to noisy statistics: 2 rho (eigenvalues then in [rho, 3 rho])."""
+        return 2.0 * self.matrix_radius(variance)
+
+    def beta(self, variance: float, count: float, clusters: int, *, lam: float,
+             noise_scale: float, theta_bound: float) -> float:
+        """Lemma 1's radius from rho_min, rho_max, kappa of the noise actually added."""
+        rho = self.matrix_radius(variance)
+        rmin, rmax = lam + rho, lam + 3.0 * rho
+        kappa = self.vector_radius(variance) / math.sqrt(rmin)
+        d = self.dim
+        inner = 2 * math.log(max(clusters, 1) / self.failure) + d * math.log(
+            rmax / rmin + count / (d * rmin))
+        return noise_scale * math.sqrt(inner) + theta_bound * math.sqrt(rmax) + kappa
+
+    # -- reporting ---------------------------------------------------------------------
+    def statement(self, n_servers: int, n_clusters: int) -> dict[str, Any]:
+        """The guarantee the run claims (RunResult.privacy)."""
+        cdp = f"({self.epsilon:g}, {self.delta:g}, L={n_servers}, m={n_clusters})-CDP"
+        if self.variant != "correct":
+            text = (f"POSITIVE CONTROL '{self.variant}': claims {cdp} but breaks it on purpose "
+                    "(for the audit only)")
+        elif self.detection == "raw":
+            text = (f"NOT {cdp}: the local partition is computed from raw user statistics "
+                    "(the paper's rule); uploaded statistics and timing are private")
+        else:
+            text = (f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
+                    "is tree/Gaussian noised and all communication timing is post-processing")
+        return {
+            "statement": text, "guarantee": "cluster-level differential privacy",
+            "relation": RELATION, "measure": "(epsilon, delta)-DP, exact Gaussian (GDP) accountant",
+            "epsilon": self.epsilon, "delta": self.delta, "L": n_servers, "m": n_clusters,
+            "calibration": self.calibration, "detection": self.detection,
+            "variant": self.variant, "sigma_tree": self.sigma_tree,
+            "sigma_detection": self.sigma_det, "nodes_per_record": self.nodes,
+            "l2_sensitivity": self.sensitivity, "detection_share": self.detection_share,
+            "epsilon_spent_per_record": self.spent_epsilon(), "sampler": repr(self.sampler),
+        }
