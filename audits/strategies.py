@@ -43,7 +43,7 @@ import numpy as np
 try:
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
-except ImportError as err:  # pragma: no cover - exercised only without the test extra
+except ImportError as err:  # without the test extra: say which one to install
     raise ImportError(
         "audits.strategies needs Hypothesis, a test dependency: "
         'pip install "privbandit[test]" (or pip install hypothesis)'
@@ -218,18 +218,24 @@ def privacy_events(leaves: "SearchStrategy | None" = None, *, max_leaves: int = 
 
 
 # -- bounded data ---------------------------------------------------------------------------
+# Radii stop this far (relative) below the bound, so that every way of computing the
+# norm (np.linalg.norm of one row or along an axis, hypot, ...) finds it within bounds.
+_NORM_MARGIN = 1e-12
+
+
 def _within_ball(direction: np.ndarray, radius: float, bound: float) -> np.ndarray:
     norm = float(np.linalg.norm(direction))
     if norm < 1e-100:  # (near) zero direction: the zero vector
         return np.zeros_like(direction)
-    v = direction * (radius * bound / norm)
-    while float(np.linalg.norm(v)) > bound:  # rounding can overshoot by an ulp
-        v = v * (1.0 - 1e-15)
-    return v
+    return direction * (radius * bound * (1.0 - _NORM_MARGIN) / norm)
 
 
 def bounded_vectors(dim: int, norm_bound: float = 1.0) -> SearchStrategy:
-    """float64 vectors (dim,) with L2 norm <= norm_bound; norm == norm_bound often (worst case)."""
+    """float64 vectors (dim,) with L2 norm <= norm_bound, often at it (the worst case).
+
+    "At it" means within 1e-12 (relative) below, so that rounding in any norm
+    computation never puts a vector outside the bound.
+    """
     dim = check_count("dim", dim)
     bound = check_positive("norm_bound", norm_bound)
     directions = hnp.arrays(np.float64, dim,
@@ -256,7 +262,7 @@ def _outer(x: np.ndarray) -> np.ndarray:
 
 
 def gram_records(dim: int, norm_bound: float = 1.0) -> SearchStrategy:
-    """x x^T (dim, dim) for ||x||_2 <= norm_bound: symmetric PSD, Frobenius norm <= norm_bound**2."""
+    """x x^T (dim, dim) for ||x||_2 <= norm_bound: symmetric PSD, Frobenius <= norm_bound**2."""
     return bounded_vectors(dim, norm_bound).map(_outer)
 
 
@@ -275,12 +281,23 @@ def _check_size(size: Any, relation: str) -> "tuple[int, ...] | SearchStrategy":
     return dims
 
 
+def _same_shape(arrays: list[np.ndarray]) -> None:
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise invalid("records", sorted(shapes), "a strategy whose records all have one shape")
+
+
 def _stack(records: list, shape: tuple[int, ...]) -> np.ndarray:
     arrays = [np.asarray(r) for r in records]
-    if len({a.shape for a in arrays}) != 1:
-        raise invalid("records", sorted({a.shape for a in arrays}),
-                      "a strategy whose records all have one shape")
+    _same_shape(arrays)
     return np.stack(arrays).reshape(*shape, *arrays[0].shape)
+
+
+def _another(draw, records: SearchStrategy, keep, like: np.ndarray) -> np.ndarray:
+    """One more record, of the dataset's record shape, for which `keep(record)` holds."""
+    record = np.asarray(draw(records.filter(lambda r: keep(np.asarray(r)))))
+    _same_shape([record, like])
+    return record
 
 
 def _index_text(index: tuple[int, ...]) -> str:
@@ -301,14 +318,14 @@ def _neighbouring(draw, records: SearchStrategy, size, relation: str) -> Neighbo
         return NeighbouringPair(data, np.delete(data, index[0], axis=0), relation,
                                 f"{where} removed")
     if relation == RECORD_LEVEL:
-        data[index] = draw(records.filter(lambda r: np.any(np.asarray(r) != 0)))
+        data[index] = _another(draw, records, lambda r: np.any(r != 0), data[index])
         neighbour = data.copy()
         neighbour[index] = 0.0
         return NeighbouringPair(data, neighbour, relation,
                                 f"{where} present in the dataset, absent (zero) in the neighbour")
     old = data[index].copy()
     neighbour = data.copy()
-    neighbour[index] = draw(records.filter(lambda r: not np.array_equal(np.asarray(r), old)))
+    neighbour[index] = _another(draw, records, lambda r: not np.array_equal(r, old), old)
     return NeighbouringPair(data, neighbour, relation, f"{where} replaced")
 
 
@@ -337,7 +354,7 @@ def neighbouring_pairs(records: SearchStrategy, size: Any, relation: str) -> Sea
 
 
 def vector_pairs(dim: int, size: Any, relation: str, norm_bound: float = 1.0) -> SearchStrategy:
-    """Neighbouring datasets of vectors (dim,) of L2 norm <= norm_bound; see `neighbouring_pairs`."""
+    """Neighbouring datasets of vectors (dim,), L2 norm <= norm_bound; see `neighbouring_pairs`."""
     return neighbouring_pairs(bounded_vectors(dim, norm_bound), size, relation)
 
 

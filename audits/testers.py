@@ -7,11 +7,12 @@ Protocol: a tester has `name`, `assumptions` and
 `confidence` over the runs.
 
 Both testers here threshold a scalar statistic.  Each sample is split: its
-first `holdout` fraction (default 0.2, the selection part) fits the statistic
-and chooses the threshold, the region side ({s > t} or {s <= t}) and which
-input the region favours; the rest (the evaluation part) gives Clopper–Pearson bounds, each at
-error (1 - confidence) / 2, on p_hi (mass of the region under the input it
-favours) and p_lo (under the other input).  Because the choice never sees the
+first `holdout` fraction (default 0.2, at most `max_selection` = 50,000 runs:
+the selection part) fits the statistic and chooses the threshold, the region
+side ({s > t} or {s <= t}) and which input the region favours; the rest (the
+evaluation part) gives Clopper–Pearson bounds, each at error
+(1 - confidence) / 2, on p_hi (mass of the region under the input it favours)
+and p_lo (under the other input).  Because the choice never sees the
 evaluation part, the two bounds hold jointly with probability >= confidence.
 
 - `ThresholdTester`: (epsilon, delta)-DP forces p_hi <= e^eps p_lo + delta for
@@ -46,12 +47,12 @@ from .statistics import Scalar
 # The four (region, favoured input) hypotheses a threshold can support.
 _HYPOTHESES = (("s > t", "neighbour"), ("s > t", "dataset"),
                ("s <= t", "neighbour"), ("s <= t", "dataset"))
-# Selection predicts, for each threshold, the bound the evaluation part would
-# give if the selection part's rates held, with far stricter Clopper-Pearson
-# bounds than the final ones and averaged over neighbouring thresholds: among
+# Selection forecasts, for each threshold, the bound the evaluation part
+# would give, from the selection part's rates taken at their own pessimistic
+# Clopper-Pearson bounds and averaged over neighbouring thresholds: among
 # thresholds of equal true power this favours well-populated, stable regions
 # over ones that merely got lucky on the selection part (the winner's curse).
-_SELECTION_STRICTNESS = 1e-4
+_SELECTION_ERROR = 0.05
 _SMOOTHING = 0.05
 
 
@@ -79,12 +80,14 @@ class _ThresholdSearch:
     statistic: Any = field(default_factory=Scalar)
     candidates: int = 256
     holdout: float = 0.2
+    max_selection: int = 50_000
 
     name = "threshold"
     assumptions = ""
 
     def __post_init__(self) -> None:
         check_count("candidates", self.candidates)
+        check_count("max_selection", self.max_selection)
         if not (isinstance(self.holdout, float) and 0.0 < self.holdout < 1.0):
             raise invalid("holdout", self.holdout, "a float in (0, 1)")
         if not callable(getattr(self.statistic, "fit", None)):
@@ -122,18 +125,24 @@ class _ThresholdSearch:
         return LowerBound(epsilon, delta, confidence, self.name, details)
 
     def _selection_score(self, k_hi, n_hi, k_lo, n_lo, m0, m1, alpha, delta):
-        """The bound each hypothesis would get on the evaluation part if its rates held."""
+        """A pessimistic forecast of each hypothesis' bound on the evaluation part.
+
+        The selection part's rates are taken at their own Clopper-Pearson
+        bounds (error `_SELECTION_ERROR`), so thin tail regions are not chosen
+        for a lucky count, then scored with the evaluation part's sizes.
+        """
         m_hi = np.array([m1, m0, m1, m0])[:, None]  # same order as _HYPOTHESES
         m_lo = np.array([m0, m1, m0, m1])[:, None]
-        a = alpha * _SELECTION_STRICTNESS
-        p_hi = cp_lower(k_hi / n_hi * m_hi, m_hi, a)
-        p_lo = cp_upper(k_lo / n_lo * m_lo, m_lo, a)
-        return _smooth(self._score(p_hi, p_lo, delta), _SMOOTHING)
+        p_hi = cp_lower(k_hi, n_hi, _SELECTION_ERROR)
+        p_lo = cp_upper(k_lo, n_lo, _SELECTION_ERROR)
+        forecast = self._score(cp_lower(p_hi * m_hi, m_hi, alpha),
+                               cp_upper(p_lo * m_lo, m_lo, alpha), delta)
+        return _smooth(forecast, _SMOOTHING)
 
     def _split(self, x: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
         if x.ndim == 0 or len(x) < 4:
             raise ShapeError(f"{name} must hold >= 4 runs along axis 0; got shape {x.shape}")
-        k = min(max(1, int(round(len(x) * self.holdout))), len(x) - 1)
+        k = min(max(1, int(round(len(x) * self.holdout))), self.max_selection, len(x) - 1)
         return x[:k], x[k:]
 
     def _check_delta(self, delta: object) -> float:

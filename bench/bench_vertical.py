@@ -10,11 +10,14 @@ beta = 0.5.  For each K, in one process and on the same seed:
 - VFUCB with sealed per-round traffic (every masked batch sealed for the
   active party with X25519 + HKDF + AES-GCM, `mechanisms.sealing`).
 
-Time is the algorithm's alone: LinUCB's select + update, and VFUCB's whole
-round as all roles play it one after the other (requests, masking,
-serialization, sealing, opening, checks, sum, select, update); drawing the
-world is excluded from both.  Both runs make the same decisions (checked).
-Bytes are what each role sent, divided by T.  BLAS runs on one thread.
+Time is the algorithm's alone, in CPU seconds of this process: LinUCB's
+select + update, and VFUCB's whole round as all roles play it one after the
+other (requests, masking, serialization, sealing, opening, checks, sum,
+select, update); drawing the world is excluded.  The three are played in
+lockstep, round by round, on identical copies of the world, so load changes
+on a shared machine hit them alike; VFUCB's choice is checked to equal
+LinUCB's every round.  Bytes are what each role sent, divided by T.  BLAS
+runs on one thread.
 
 Usage: python bench/bench_vertical.py [--horizon 5000] [--items 100 500 1000] [--no-sealed]
 Output ends with key: value lines.
@@ -32,45 +35,61 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
-from privbandit.policies import LinUCB, Policy  # noqa: E402
-from privbandit.run import run, seed_streams  # noqa: E402
-from privbandit.vertical import run_vertical  # noqa: E402
+from privbandit.policies import LinUCB  # noqa: E402
+from privbandit.run import seed_streams  # noqa: E402
+from privbandit.vertical import VerticalFederation, mask_stream  # noqa: E402
 from privbandit.vertical.ties import TieTolerant  # noqa: E402
 
 D, M, BETA, SEED = 100, 5, 0.5, 0
 
 
-class Timed(Policy):
-    """A policy whose select and update are timed (seconds in `elapsed`)."""
-
-    def __init__(self, inner: Policy) -> None:
-        self.inner, self.dim, self.name, self.elapsed = inner, inner.dim, inner.name, 0.0
-
-    def select(self, items, user, t, rng):
-        start = time.perf_counter()
-        out = self.inner.select(items, user, t, rng)
-        self.elapsed += time.perf_counter() - start
-        return out
-
-    def update(self, items, user, action, feedback, t):
-        start = time.perf_counter()
-        self.inner.update(items, user, action, feedback, t)
-        self.elapsed += time.perf_counter() - start
+def _world(n_items: int):
+    world = seed003_environment(D, n_items, rng=seed_streams(SEED)["world"])
+    world.reset(seed_streams(SEED)["rounds"])
+    return world
 
 
 def measure(n_items: int, horizon: int, sealed: bool) -> dict[str, float]:
-    world = seed003_environment(D, n_items, rng=seed_streams(SEED)["world"])
-    split = VerticalSplit(world, FeatureSplit.equal(D, M))
-    linucb = Timed(TieTolerant(LinUCB(D, beta=BETA)))
-    central = run(linucb, world, horizon, SEED)
-    out = {"linucb_s": linucb.elapsed, "linucb_regret": central.total_regret}
-    for mode in ("plain", "sealed") if sealed else ("plain",):
-        vf = run_vertical(TieTolerant(LinUCB(D, beta=BETA)), split, horizon, SEED,
-                          seal_traffic=mode == "sealed")
-        if not np.array_equal(vf.regret, central.regret):
-            raise AssertionError(f"VFUCB ({mode}) did not reproduce LinUCB's regret at K={n_items}")
-        sent = vf.comm["bytes_by_party"]
-        out[f"{mode}_s"] = vf.timings["passive"] + vf.timings["active"]
+    """Play LinUCB and the VFUCB variants in lockstep, round by round, on identical worlds.
+
+    Interleaving makes load changes on a shared machine hit every algorithm
+    alike; each algorithm's rounds are timed in CPU seconds of this process.
+    """
+    modes = ("plain", "sealed") if sealed else ("plain",)
+    split = FeatureSplit.equal(D, M)
+    central_world = _world(n_items)
+    worlds = {mode: VerticalSplit(_world(n_items), split) for mode in modes}
+    linucb = TieTolerant(LinUCB(D, beta=BETA))
+    feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(D, beta=BETA)),
+                                     rng=mask_stream(SEED), seal_traffic=mode == "sealed")
+            for mode in modes}
+    spent = dict.fromkeys(("linucb", *modes), 0.0)
+    rng = seed_streams(SEED)["policy"]  # LinUCB draws nothing from it
+    clock = time.process_time
+    for t in range(horizon):
+        items = central_world.observe(t).items
+        start = clock()
+        action = linucb.select(items, 0, t, rng)
+        spent["linucb"] += clock() - start
+        reward = central_world.act(t, action).feedback
+        start = clock()
+        linucb.update(items, 0, action, reward, t)
+        spent["linucb"] += clock() - start
+        for mode, fed in feds.items():
+            rnd = worlds[mode].observe(t)
+            start = clock()
+            pending = fed.decide(rnd, rng)
+            spent[mode] += clock() - start
+            if pending.action != action:
+                raise AssertionError(f"VFUCB ({mode}) left LinUCB's choice at round {t}")
+            out = worlds[mode].act(t, pending.action)
+            start = clock()
+            fed.commit(pending, out.feedback)
+            spent[mode] += clock() - start
+    out = {"linucb_s": spent["linucb"]}
+    for mode, fed in feds.items():
+        sent = fed.comm_summary()["bytes_by_party"]
+        out[f"{mode}_s"] = spent[mode]
         out[f"{mode}_passive_bytes"] = np.mean([sent[f"passive-{j}"] for j in range(1, M)])
         out[f"{mode}_passive_bytes"] /= horizon
         out[f"{mode}_active_bytes"] = sent["active"] / horizon

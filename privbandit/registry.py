@@ -24,6 +24,7 @@ from .errors import config_error
 REGISTRATION_MODULES: tuple[str, ...] = (
     "privbandit.policies.study",
     "privbandit.fedmab.study",
+    "privbandit.cascade.study",
 )
 
 

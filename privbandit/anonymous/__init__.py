@@ -6,7 +6,7 @@ the feedback-eliciting sub-algorithm) on `privbandit.envs.anonymous.AnonymousBan
 from .algorithm1 import AnonymousBaSE, approximation_ratio
 from .algorithm2 import AnonymousExploreThenCommit
 from .audit import ElicitationObserver, algorithm_assignment
-from .base import BatchedElimination
+from .batched_elimination import BatchedElimination
 from .decompositions import (
     DECOMPOSITIONS,
     Decomposition,

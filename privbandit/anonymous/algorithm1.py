@@ -1,6 +1,6 @@
 """Algorithm 1 of seed 004: one BaSE per user, batches served by C-anonymous decompositions.
 
-Every user runs BaSE (`base.BatchedElimination`) with horizon
+Every user runs BaSE (`batched_elimination.BatchedElimination`) with horizon
 T' = T / (alpha (2C + 2)) and B batches on a shared static grid.  In batch b < B
 the users' active sets A_{i,b} and the batch length D_b form a batched graph;
 if it is not U-batched the algorithm aborts (an optimal arm was eliminated: the
@@ -36,7 +36,7 @@ from accounting.validation import check_count, check_positive
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
 from ..result import RunResult
-from .base import BatchedElimination
+from .batched_elimination import BatchedElimination
 from .decompositions import (
     DECOMPOSITIONS,
     is_u_batched,
@@ -70,7 +70,7 @@ class AnonymousBaSE:
 
     decomposition: "greedy", "randomized" or "lp"; grid: "minimax" or "geometric";
     batches: B (default ceil(log2 log2 T), at least 2); gamma: BaSE's elimination
-    constant, applied to the estimates' variance proxy (see `base`).
+    constant, applied to the estimates' variance proxy (see `batched_elimination`).
     """
 
     n_users: int
@@ -165,7 +165,7 @@ class AnonymousBaSE:
         ledger = private_ledger(env, self.horizon)
         elicitor = Elicitor(env, elicit_rng, ledger)
         timeline = Timeline(self.horizon)
-        diag = {"sizes": [], "alphas": [], "aborted_batch": None}
+        diag = {"sizes": [], "alphas": [], "topped_up": [], "aborted_batch": None}
         errors, error_rounds = [], []
         spent = {"decompose": 0.0, "elicit": 0.0}
         while base.exploring and timeline.remaining > 0:
@@ -184,6 +184,7 @@ class AnonymousBaSE:
             t1 = time.perf_counter()
             diag["sizes"].append(dec.size)
             diag["alphas"].append(dec.details.get("alpha"))
+            diag["topped_up"].append(dec.details.get("topped_up", 0))
             sums, counts = self._elicit_batch(dec, elicitor, timeline, env)
             spent["decompose"] += t1 - t0
             spent["elicit"] += time.perf_counter() - t1

@@ -39,8 +39,8 @@ from accounting.validation import check_positive
 
 from ..comm import CommLog, payload_bytes
 from ..envs.cascade import check_ranking
-from ..errors import config_error
-from ..kernels import sherman_morrison, ucb_widths
+from ..errors import NormBoundError, RewardError, ShapeError, config_error
+from ..kernels import sherman_morrison
 from ..policies.base import Policy, check_dim, check_items, check_user
 from .buffers import LocalBuffers
 from .oracle import check_list_length, observed_positions, top_k_list
@@ -86,9 +86,12 @@ class _CascadeAgents(Policy):
         self.lam = check_positive("lam", lam)
         self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
         self.radius = CascadeRadius(beta, beta_scale, noise_scale, radius_delta)
-        # decision statistics of every agent: Sigma_u^-1 and theta_u
-        self.inv = np.tile(np.eye(self.dim) / self.lam, (self.n_agents, 1, 1))
-        self.theta = np.zeros((self.n_agents, self.dim))
+        # decision statistics of every agent: [Sigma_u^-1 | theta_u], (n, d, d + 1)
+        self._stacked = np.zeros((self.n_agents, self.dim, self.dim + 1))
+        self._stacked[:, :, :-1] = np.eye(self.dim) / self.lam
+        self._items_shape = (self.n_items, self.dim)
+        # relative slack so rounding of normalised vectors passes the bound
+        self._bound_sq = None if item_bound is None else self.item_bound**2 * (1 + 1e-9)
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # (items, list) of select
 
     def _beta_value(self, n_agents: int, alpha_c: float) -> float:
@@ -98,14 +101,37 @@ class _CascadeAgents(Policy):
         )
 
     def scores(self, items: np.ndarray, agent: int) -> np.ndarray:
-        """U(i) = min(theta_u . x_i + beta ||x_i||_{Sigma_u^-1}, 1) for the I items, (I,)."""
+        """U(i) = min(theta_u . x_i + beta ||x_i||_{Sigma_u^-1}, 1) for the I items, (I,).
+
+        items: (I, d) float.  One matrix product gives both x_i . theta_u and
+        Sigma_u^-1 x_i; a NaN or infinite item makes a score non-finite and is refused.
+        """
         u = check_user(agent, self.n_agents)
-        items = check_items(items, self.dim, self.item_bound)
-        if items.shape[0] != self.n_items:
-            raise config_error("items", f"{items.shape[0]} rows", f"{self.n_items} items a round")
-        s = items @ self.theta[u]
-        s += self.widths_beta[u] * ucb_widths(self.inv[u], items)
+        if not isinstance(items, np.ndarray) or items.shape != self._items_shape:
+            shape = getattr(items, "shape", type(items).__name__)
+            raise ShapeError(f"items must be an array of shape {self._items_shape}; got {shape}")
+        z = items @ self._stacked[u]  # (I, d + 1): [Sigma_u^-1 x_i | x_i . theta_u]
+        q = np.einsum("kd,kd->k", z[:, :-1], items)
+        np.maximum(q, 0.0, out=q)
+        s = z[:, -1] + self.widths_beta[u] * np.sqrt(q, out=q)
+        if not math.isfinite(s.sum()):
+            raise RewardError("items must be finite; got a NaN or infinite entry")
         return np.minimum(s, 1.0, out=s)
+
+    def _set_decision(self, agent: int, inv: np.ndarray, theta: np.ndarray) -> None:
+        """Store Sigma_u^-1 and theta_u side by side for the one-product scores."""
+        self._stacked[agent, :, :-1] = inv
+        self._stacked[agent, :, -1] = theta
+
+    @property
+    def inv(self) -> np.ndarray:
+        """Sigma_u^-1 of every agent, (n, d, d) (a view)."""
+        return self._stacked[:, :, :-1]
+
+    @property
+    def theta(self) -> np.ndarray:
+        """theta_u of every agent, (n, d) (a view)."""
+        return self._stacked[:, :, -1]
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
         """The ranked list of K item indices with the highest capped UCBs, (K,) int."""
@@ -116,15 +142,27 @@ class _CascadeAgents(Policy):
     def _observed(
         self, items: np.ndarray, action: Any, feedback: Any
     ) -> tuple[np.ndarray, int | None]:
-        """The examined items (m, d) of the round and the row that was clicked (or None)."""
+        """The examined items (m, d) of the round and the row that was clicked (or None).
+
+        The examined items are the data an agent keeps, so their norms are
+        checked against item_bound here (m <= K rows, not all I items).
+        """
         last = self._last
         self._last = None
         if last is None or items is not last[0] or action is not last[1]:
-            items = check_items(items, self.dim, self.item_bound)
+            items = check_items(items, self.dim, None)
             action = check_ranking(action, items.shape[0], self.list_len)
         m = observed_positions(feedback, self.list_len)
         clicked = m - 1 if feedback < self.list_len else None
-        return items[action[:m]], clicked
+        observed = items[action[:m]]
+        if self.item_bound is not None:
+            worst = float(np.einsum("kd,kd->k", observed, observed).max())
+            if worst > self._bound_sq:
+                raise NormBoundError(
+                    f"items must have L2 norm <= item_bound={self.item_bound:g}; "
+                    f"got an examined item of norm {math.sqrt(worst):.6g}"
+                )
+        return observed, clicked
 
     def _base_params(self) -> dict[str, Any]:
         return {
@@ -158,8 +196,8 @@ class FederatedCascadeUCB(_CascadeAgents):
         list_len: int,
         horizon: int,
         *,
-        alpha_c: float = 0.5,
-        alpha_d: float = 1.5,
+        alpha_c: float = 1.5,
+        alpha_d: float = 4.0,
         auxiliary: str = "pt",
         clustering: bool = True,
         lam: float = 1.0,
@@ -228,8 +266,7 @@ class FederatedCascadeUCB(_CascadeAgents):
 
     def _adopt(self, agent: int, gram: np.ndarray, theta: np.ndarray, t: int) -> None:
         self._log.record("download", 1, payload_bytes(gram, theta), round=t)
-        self.inv[agent] = np.linalg.inv(gram)
-        self.theta[agent] = theta
+        self._set_decision(agent, np.linalg.inv(gram), theta)
         self.buffers.reset(agent, self.inv[agent])
 
     @property
@@ -284,12 +321,12 @@ class IndependentCascadeUCB(_CascadeAgents):
         """Add the examined items to the agent's own ridge model (one rank-one step each)."""
         u = check_user(user, self.n_agents)
         observed, clicked = self._observed(items, action, feedback)
-        inv = self.inv[u]
+        inv = self.inv[u]  # a view: updated in place
         for x in observed:
             sherman_morrison(inv, x)
         if clicked is not None:
             self.moment[u] += observed[clicked]
-        self.theta[u] = inv @ self.moment[u]
+        self._stacked[u, :, -1] = inv @ self.moment[u]
 
     @property
     def comm(self) -> CommLog:

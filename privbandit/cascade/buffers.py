@@ -19,7 +19,7 @@ import numpy as np
 
 from accounting.validation import check_positive
 
-from ..kernels import logdet_increment, sherman_morrison
+from ..kernels import sherman_morrison
 from ..policies.base import check_dim
 
 
@@ -52,7 +52,7 @@ class LocalBuffers:
         inv = self.trigger_inv[agent]
         gain = 0.0
         for x in observed:  # at most K rank-one steps: sequential by definition
-            gain += float(logdet_increment(sherman_morrison(inv, x)))
+            gain += math.log1p(sherman_morrison(inv, x))  # determinant lemma
         self.gain[agent] += gain
 
     def exceeded(self, agent: int) -> bool:

@@ -25,6 +25,9 @@ def top_k_list(weights: np.ndarray, k: int) -> np.ndarray:
     n = weights.shape[0]
     part = np.argpartition(weights, n - k)
     kth = weights[part[n - k]]
+    if np.count_nonzero(weights >= kth) == k:  # no tie at the cut: the partition is exact
+        chosen = part[n - k:]
+        return chosen[np.lexsort((chosen, -weights[chosen]))]
     above = np.flatnonzero(weights > kth)
     ties = np.flatnonzero(weights == kth)[: k - above.size]
     chosen = np.concatenate((above, ties))

@@ -167,7 +167,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         sampler: str = "fast",
         noise_level: float = 0.1,
         noise_width_scale: float = 1.0,
-        alpha_d: float = 1.5,
+        alpha_d: float = 4.0,
         theta_bound: float = 1.0,
         **kwargs: Any,
     ) -> None:

@@ -35,6 +35,15 @@ class AnonymousBanditEnv:
     (with `noise_sd`); laplace_epsilon: if given, every group sum gets Laplace
     noise (rewards clipped to `reward_bounds`, default (0, 1)); sampler: the
     aggregator's noise sampler (None: fast NumPy).
+
+    Privacy guarantee
+    -----------------
+    The aggregator's (`mechanisms.anonymous.KAnonymousAggregator`): every
+    release is a sum over >= C users on one arm in one round (C-anonymity, seed
+    004 §2.1; not differential privacy, differencing across rounds is possible).
+    With `laplace_epsilon`, each round's sums are epsilon-DP for one user's
+    reward in that round (record level; L1 sensitivity hi - lo of the clipped
+    rewards; pure DP; Laplace mechanism).
     """
 
     def __init__(

@@ -65,7 +65,7 @@ def merge_global(theta: np.ndarray, counts: np.ndarray, servers: np.ndarray,
     """
     conf = club_confidence(counts)
     gaps = np.linalg.norm(theta[:, None, :] - theta[None, :, :], axis=-1)
-    close = (gaps < alpha2 * (conf[:, None] + conf[None, :])) & (servers[:, None] != servers)
+    close = gaps < alpha2 * (conf[:, None] + conf[None, :])
     _, labels = connected_components(csr_matrix(close), directed=False)
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))  # relabel by first appearance

@@ -255,16 +255,21 @@ class CdpPlan:
         """The multiple of I added to noisy statistics: 2 rho (eigenvalues then in [rho, 3 rho])."""
         return 2.0 * self.matrix_radius(variance)
 
-    def beta(self, variance: float, count: float, clusters: int, *, lam: float,
-             noise_scale: float, theta_bound: float) -> float:
-        """Lemma 1's radius from rho_min, rho_max, kappa of the noise actually added."""
+    def beta_terms(self, variance: float, clusters: int, *, lam: float, noise_scale: float,
+                   theta_bound: float) -> tuple[float, float, float, float]:
+        """(a, r, d rho_min, c) with beta(n) = noise_scale sqrt(a + d ln(r + n / (d rho_min))) + c."""
         rho = self.matrix_radius(variance)
         rmin, rmax = lam + rho, lam + 3.0 * rho
         kappa = self.vector_radius(variance) / math.sqrt(rmin)
-        d = self.dim
-        inner = 2 * math.log(max(clusters, 1) / self.failure) + d * math.log(
-            rmax / rmin + count / (d * rmin))
-        return noise_scale * math.sqrt(inner) + theta_bound * math.sqrt(rmax) + kappa
+        a = 2 * math.log(max(clusters, 1) / self.failure)
+        return a, rmax / rmin, self.dim * rmin, theta_bound * math.sqrt(rmax) + kappa
+
+    def beta(self, variance: float, count: float, clusters: int, *, lam: float,
+             noise_scale: float, theta_bound: float) -> float:
+        """Lemma 1's radius from rho_min, rho_max, kappa of the noise actually added."""
+        a, r, drmin, c = self.beta_terms(variance, clusters, lam=lam, noise_scale=noise_scale,
+                                         theta_bound=theta_bound)
+        return noise_scale * math.sqrt(a + self.dim * math.log(r + count / drmin)) + c
 
     # -- reporting ---------------------------------------------------------------------
     def statement(self, n_servers: int, n_clusters: int) -> dict[str, Any]:

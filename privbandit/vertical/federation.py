@@ -115,7 +115,7 @@ class VerticalFederation:
         )
         publics = {p.name: p.public for p in self.passive} if seal_traffic else None
         self.active = ActiveParty(
-            widths[0], d, policy, publics, keys=active_keys, passive=len(self.passive)
+            widths[0], d, policy, publics, keys=active_keys, n_passive=len(self.passive)
         )
         self.comm = CommLog(DIRECTIONS)
         self.sent: dict[str, list[int]] = {

@@ -26,7 +26,7 @@ from mechanisms.masks import OrthogonalMask, PartyMask
 from mechanisms.sealing import Opener, PartyKeys, ReplayGuard, Sealer, open_message
 
 from ..errors import ShapeError, config_error
-from ..policies.base import Policy
+from ..policies.base import Policy, check_dim
 from . import wire
 from .errors import ProtocolError
 
@@ -83,9 +83,13 @@ class _Party:
     def __init__(self, index: int, width: int, dim: int, keys: PartyKeys | None) -> None:
         self.index = index
         self.name = party_name(index)
-        self.width = width
-        self.dim = dim
+        self.width = check_dim("width", width)
+        self.dim = check_dim("dim", dim)
+        if self.width > self.dim:
+            raise config_error("width", width, f"at most the masked dimension d={dim}")
         self.keys = PartyKeys.generate() if keys is None else keys
+        if not isinstance(self.keys, PartyKeys):
+            raise config_error("keys", keys, "None or a PartyKeys")
         self._mask: PartyMask | None = None
 
     @property
@@ -147,7 +151,7 @@ class PassiveParty(_Party):
         keys: PartyKeys | None = None,
         active_public: bytes | None = None,
     ) -> None:
-        if index < 1:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 1:
             raise config_error("index", index, "an integer >= 1 (0 is the active party)")
         super().__init__(index, width, dim, keys)
         # With the active party's key, replies are sealed; without, sent as plain bytes.
@@ -180,16 +184,16 @@ class ActiveParty(_Party):
         passive_publics: Mapping[str, bytes] | None,
         *,
         keys: PartyKeys | None = None,
-        passive: int,
+        n_passive: int,
     ) -> None:
         super().__init__(0, width, dim, keys)
         if not isinstance(policy, Policy) or getattr(policy, "dim", None) != dim:
             raise config_error("policy", policy, f"a linear Policy of dimension d={dim}")
         self.policy = policy
-        self.passive = passive
+        self.n_passive = check_dim("n_passive", n_passive)
         # One peer table per passive slot: a reply sealed by any other party is refused.
         self._peers = None if passive_publics is None else [
-            {party_name(j): passive_publics[party_name(j)]} for j in range(1, passive + 1)
+            {party_name(j): passive_publics[party_name(j)]} for j in range(1, n_passive + 1)
         ]
         self.round = 0
 
@@ -225,9 +229,9 @@ class ActiveParty(_Party):
         """
         n_items = np.shape(features)[0]
         total = self.mask(features, n_items)
-        if len(replies) != self.passive:
+        if len(replies) != self.n_passive:
             raise ProtocolError(
-                f"round {self.round} needs one reply from each of the {self.passive} passive "
+                f"round {self.round} needs one reply from each of the {self.n_passive} passive "
                 f"parties; got {len(replies)}"
             )
         guard = ReplayGuard()

@@ -43,7 +43,7 @@ def test_no_false_alarm_over_20_audits(case):
     reports = run_cases([case] * 20, samples=_cheap_samples(case),
                         rng=np.random.default_rng(12), confidence=CONFIDENCE)
     assert [r.verdict for r in reports] == ["consistent"] * 20
-    assert len({r.epsilon_lower_bound for r in reports}) > 1 or reports[0].epsilon_lower_bound == 0
+    assert len({r.details["threshold"] for r in reports}) > 1  # 20 independent audits
 
 
 def test_suite_judges_expectations():

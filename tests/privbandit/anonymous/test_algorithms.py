@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+from accounting.errors import InvalidParameterError
+from mechanisms.anonymous import KAnonymousAggregator
 from privbandit.anonymous import AnonymousBaSE, AnonymousExploreThenCommit
 from privbandit.anonymous.errors import AssumptionError, HorizonTooShortError
 from privbandit.envs.anonymous import AnonymousBanditEnv
@@ -41,8 +43,8 @@ def test_algorithm1_is_reproducible_bit_for_bit():
 
 
 def test_algorithm1_aborts_when_the_cluster_assumption_fails():
-    means = np.tile([0.5, 0.5, 0.0], (N, 1))
-    means[:2] = [0.0, 0.0, 0.9]  # arm 2 is optimal for 2 users only, not U = 6
+    means = np.tile([1.0, 1.0, 0.0], (N, 1))
+    means[:2] = [0.0, 0.0, 1.0]  # arm 2 is optimal for 2 users only, not U = 6
     alg = AnonymousBaSE(N, K, C, U, T)
     result = alg.run(AnonymousBanditEnv(means, C), np.random.default_rng(0))
     assert result.params["diagnostics"]["aborted_batch"] == 1
@@ -80,13 +82,14 @@ def test_algorithm2_paper_constant_can_fill_the_horizon():
     (lambda: AnonymousBaSE(2, 1, 2, 3, T), AssumptionError, r"Algorithm 1 assumes N > C"),
     (lambda: AnonymousBaSE(N, K, C, 2, T), AssumptionError, r"U >= C \+ 1.*got 2"),
     (lambda: AnonymousBaSE(N, K, C, 9, T), AssumptionError, r"U distinct users.*got 9"),
-    (lambda: AnonymousBaSE(N, K, C, U, 200), HorizonTooShortError,
-     r"horizon T=200 too short for one batch"),
+    (lambda: AnonymousBaSE(N, K, C, U, 60), HorizonTooShortError,
+     r"horizon T=60 too short for one batch.*need T of about"),
     (lambda: AnonymousBaSE(N, K, C, U, T, decomposition="exact"), ConfigError,
      "decomposition must be one of"),
     (lambda: AnonymousBaSE(N, K, C, U, T, grid="linear"), ConfigError, "grid must be one of"),
     (lambda: AnonymousBaSE(N, K, C, U, T, fill="worst"), ConfigError, "fill must be one of"),
-    (lambda: AnonymousBaSE(N, K, C, U, T, gamma=0), ConfigError, "gamma"),
+    (lambda: AnonymousBaSE(N, K, C, U, T, gamma=0), InvalidParameterError,
+     "gamma must be a finite number > 0; got 0"),
     (lambda: AnonymousExploreThenCommit(N, K, 0, T), AssumptionError, r"C >= 1"),
     (lambda: AnonymousExploreThenCommit(3, K, 3, T), AssumptionError,
      r"Algorithm 2 assumes N > C.*got 3"),
@@ -102,3 +105,29 @@ def test_environment_must_match_the_algorithm():
     alg = AnonymousBaSE(N, K, C, U, T)
     with pytest.raises(ConfigError, match=r"\(N, K, C\)"):
         alg.run(AnonymousBanditEnv(easy_means(), C + 1), np.random.default_rng(0))
+
+
+def test_every_release_covers_more_than_c_users(monkeypatch):
+    env = AnonymousBanditEnv(np.random.default_rng(1).random((N, K)), C)
+    sizes = []
+    original = KAnonymousAggregator.aggregate
+
+    def spy(self, members, arms, rng, **kw):
+        sizes.append(int((np.asarray(members) >= 0).sum(axis=-1).min()))
+        return original(self, members, arms, rng, **kw)
+
+    monkeypatch.setattr(KAnonymousAggregator, "aggregate", spy)
+    AnonymousBaSE(N, K, C, U, T).run(env, np.random.default_rng(0))
+    assert sizes and min(sizes) >= C
+
+
+def test_study_entries_run():
+    from privbandit.anonymous import study
+    from privbandit.registry import get_algorithm
+
+    config = {"horizon": T, "epsilon": 1.0,
+              "environment": {"users": N, "arms": K, "threshold": C, "cluster_size": U}}
+    for name in ("anonymous-base-lp", "anonymous-base-laplace", "anonymous-etc"):
+        result = get_algorithm(name).run(config, np.random.SeedSequence(0))
+        assert result.horizon == T
+    assert study.run_etc(config, np.random.SeedSequence(0)).algorithm == "anonymous-etc"

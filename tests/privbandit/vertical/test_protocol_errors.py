@@ -215,11 +215,24 @@ def test_a_party_given_features_of_the_wrong_width_refuses_them(split_world):
         (lambda: MaskGenerator().distribute((4, 6), [b"k" * 32], np.random.default_rng(0)),
          ConfigError, "publics must be 2 public keys, one a party; got 1"),
         (lambda: PassiveParty(0, 3, 10), ConfigError, "index must be an integer >= 1"),
+        (lambda: PassiveParty(1, 11, 10), ConfigError,
+         "width must be at most the masked dimension d=10; got 11"),
+        (lambda: PassiveParty(1, 3, 10, keys="secret"), ConfigError,
+         "keys must be None or a PartyKeys; got 'secret'"),
     ],
 )
 def test_bad_construction_is_refused_by_name(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_a_missing_reply_is_refused(split_world):
+    fed = _federation(seal=False)
+    split_world.reset(np.random.default_rng(1))
+    own = split_world.observe(0).parts[0]
+    with pytest.raises(ProtocolError, match="round 0 needs one reply from each of the 2 passive "
+                                            "parties; got 1"):
+        fed.active.combine(own, [b""])
 
 
 def test_rounds_are_played_in_order_and_committed_once(split_world):

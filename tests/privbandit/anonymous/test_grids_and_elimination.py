@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privbandit.anonymous.base import BatchedElimination
+from privbandit.anonymous.batched_elimination import BatchedElimination
 from privbandit.anonymous.errors import HorizonTooShortError
 from privbandit.anonymous.grids import (
     batch_lengths,

@@ -1,0 +1,291 @@
+"""`FederatedClub`: FCLUB, FCLUB-DC, CDP-FCLUB-DC, Homo and Homo-DC behind the `Policy` interface.
+
+Seed 000 (Liu, Zhao, Yu, Li, Lui, UAI 2022), Algorithm 1.  Rounds are
+0-based; phase s = 1, 2, ... starts at round 2^s - 2 and lasts 2^s rounds (the
+public code's schedule).  At the start of every phase (Algorithm 2):
+
+1. per-user statistics for detection: raw (non-private runs, or the paper's
+   rule with `CdpPlan(detection="raw")`) or, privately, each user's phase
+   increment released once through `CdpPlan.detection_mechanism()`;
+2. local edge deletion (eq. 3) on each server's user graph;
+3. phase uploads: each local cluster sends (members, V, b, T) -- raw sums, or
+   sums of its members' noisy releases (one message per local cluster);
+4. global merge (eq. 4); if the partition changed, renewal of the global and
+   local statistics, buffers and tree privatizers, and a fresh ledger per
+   (server, local cluster) tree.
+
+Within a phase, each round serves the arriving user from its local cluster's
+model with the UCB of Algorithm 1, line 12, and shares the observation through
+`sync.InstantSync` or `sync.DelayedSync`.  With `detect=False` every user is in
+one cluster (Homo / Homo-DC) and no phase work happens.
+
+Privacy guarantee
+-----------------
+Non-private variants (no `CdpPlan`): none; they read raw rewards.  With a
+`CdpPlan` (CDP-FCLUB-DC): (epsilon, delta, L, m)-CDP of seed 000 Definition 1
+-- neighbouring inputs differ in one observation of one local cluster; one
+record's statistic z z^T (z = [x; y], ||x|| <= B, y clipped to [0, 1]) has
+replace-one Frobenius sensitivity sqrt(2)(B^2 + 1); each record meets nu tree
+nodes and one per-user release, certified by the exact Gaussian accountant;
+uploads, the local partition and all communication times are post-processing
+(where the paper's rules read raw data -- the upload trigger of eq. 5, local
+edge deletion of eq. 3, the re-released cumulative phase uploads -- this class
+follows the privatized reading, see `fclub.privacy`).  Counts and arrival
+times are public (equal in neighbours).  Sources: seed 000 Definition 1,
+Algorithms 1-5, Theorem 3.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from accounting.ledger import Ledger
+
+from ..comm import CommLog
+from ..errors import config_error
+from ..kernels import UserGraph
+from ..policies.base import Policy, check_action, check_items, check_reward, check_user
+from .config import FclubConfig
+from .detection import merge_global, partition_of, prune_local, ridge_estimates
+from .privacy import CdpPlan
+from .sync import BaseStats, DelayedSync, InstantSync, Layout, Observer
+
+
+class FederatedClub(Policy):
+    """Phase-based federated clustering of bandits; see the module docstring.
+
+    config: `FclubConfig`; privacy: None or a `CdpPlan` (requires
+    sync="delayed"); observer: optional receiver of uploads (the audit's
+    transcript).  Shapes: items (K, d) with ||x_k|| <= item_bound; select
+    returns an int; `cluster_labels()` gives each user's global cluster
+    (labelled by its smallest user).
+    """
+
+    name = "fclub"
+
+    def __init__(self, config: FclubConfig, *, privacy: CdpPlan | None = None,
+                 observer: Observer | None = None, name: str | None = None) -> None:
+        if not isinstance(config, FclubConfig):
+            raise config_error("config", config, "an FclubConfig")
+        if privacy is not None:
+            if not isinstance(privacy, CdpPlan):
+                raise config_error("privacy", privacy, "None or a CdpPlan")
+            if config.sync != "delayed":
+                raise config_error("sync", config.sync, "'delayed' for CDP-FCLUB-DC")
+            if privacy.dim != config.dim or privacy.n_users != config.n_users:
+                raise config_error("privacy", privacy, "a CdpPlan with the config's dim and n_users")
+        self.config, self.plan, self.observer = config, privacy, observer
+        if name is not None:
+            self.name = name
+        d, n = config.dim, config.n_users
+        self.server = config.servers()
+        self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
+        self.graphs = [UserGraph.complete(u.size) for u in self.server_users]
+        self._comm = CommLog()
+        radius = config.radius()
+        if config.sync == "instant":
+            self.sync: InstantSync | DelayedSync = InstantSync(d, config.lam, radius, self._comm)
+        else:
+            self.sync = DelayedSync(d, config.lam, config.upload_threshold,
+                                    config.download_threshold, radius, self._comm, privacy,
+                                    observer)
+        d1 = d + 1
+        # raw cumulative per-user statistics: read unless every reader is private
+        self._keep_raw = privacy is None or privacy.detection == "raw" or (
+            privacy.variant == "no-noise")
+        self._gram = np.zeros((n, d1, d1))
+        self._count = np.zeros(n, dtype=np.int64)
+        self._inc = np.zeros((n, d1, d1))       # raw, since the phase started
+        self._inc_count = np.zeros(n, dtype=np.int64)
+        if privacy is not None:
+            self._mech = privacy.detection_mechanism()
+            self._noisy = np.zeros((n, d1, d1))  # sum of the user's noisy releases
+            self._releases = np.zeros(n, dtype=np.int64)
+            self._latest = np.zeros((n, d1, d1))  # the latest release
+            self._latest_count = np.zeros(n, dtype=np.int64)
+        self._ledgers: list[Ledger] = []
+        self._partition: frozenset | None = None
+        self._cluster_of_local = np.zeros(1, dtype=np.intp)
+        self._local_of_user = np.zeros(n, dtype=np.intp)
+        self._labels = np.zeros(n, dtype=np.int64)
+        self._phase = 0
+        self._next_phase = 0
+        self._max_clusters = 1
+        self._rng: np.random.Generator | None = None
+        self._checked: np.ndarray | None = None
+
+    # -- the round -----------------------------------------------------------------------
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        """Detect clusters if a phase starts at t, then the UCB item of the user's local cluster."""
+        self._rng = rng
+        if t >= self._next_phase:
+            self._start_phase(t, rng)
+        c = self._local_of_user[check_user(user, self.config.n_users)]
+        self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
+        row = self.sync.row_of[c]
+        return int(np.argmax(self.sync.models.scores(row, items, self.sync.beta(row))))
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        """Record the observation for its user and share it (instant or delayed)."""
+        if self._rng is None:
+            raise config_error("update", "called before select", "select(...) first in a round")
+        user = check_user(user, self.config.n_users)
+        if items is not self._checked:
+            items = check_items(items, self.config.dim, self.config.item_bound)
+        self._checked = None
+        x = items[check_action(action, items.shape[0])]
+        y = check_reward(feedback)
+        if self.plan is not None:
+            y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
+        z = np.empty(self.config.dim + 1)
+        z[:-1], z[-1] = x, y
+        zz = np.multiply.outer(z, z)
+        if self._keep_raw:
+            self._gram[user] += zz
+        if self.plan is not None:
+            self._inc[user] += zz
+        self._count[user] += 1
+        self._inc_count[user] += 1
+        self.sync.observe(int(self._local_of_user[user]), x, y, zz, t, self._rng)
+
+    # -- phases (Algorithm 2) ------------------------------------------------------------
+    def _start_phase(self, t: int, rng: np.random.Generator) -> None:
+        self._phase += 1
+        self._next_phase = 2 ** (self._phase + 1) - 2 if self.config.detect else math.inf
+        if self.plan is not None and self.config.detect:
+            self._release_users(rng)
+        if self.config.detect:
+            self._prune_local()
+        servers, members = self._local_clusters()
+        merge, base = self._phase_uploads(members)
+        if self.observer is not None:
+            for c, users in enumerate(members):
+                self.observer.phase_upload(t, int(servers[c]), users, merge[0][c],
+                                           base.gram[c], base.b[c], int(base.count[c]))
+        self._comm.record("upload", len(members), len(members) * self._upload_bytes(), round=t)
+        labels = self._merge(merge, servers) if self.config.detect else np.zeros(
+            len(members), dtype=np.int64)
+        partition = partition_of(members, labels)
+        if partition != self._partition:
+            self._renew(Layout(servers, tuple(members), labels), base, members, t, rng)
+            self._partition = partition
+
+    def _release_users(self, rng: np.random.Generator) -> None:
+        """Release every active user's phase increment once (per-user Gaussian)."""
+        self._latest[:] = 0.0
+        self._latest_count[:] = 0
+        for user in np.flatnonzero(self._inc_count):
+            noisy = self._mech.release(self._inc[user], rng)
+            self._noisy[user] += noisy
+            self._latest[user] = noisy
+            self._latest_count[user] = self._inc_count[user]
+            self._releases[user] += 1
+        self._inc[:] = 0.0
+        self._inc_count[:] = 0
+
+    def _user_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(stats (n, d+1, d+1), counts (n,), regulariser (n,)) local deletion reads."""
+        lam = self.config.lam
+        if self.plan is None or self.plan.detection == "raw":
+            return self._gram, self._count, np.full(self.config.n_users, lam)
+        reg = lam + self.plan.shift(self.plan.sigma_det**2)
+        return self._latest, self._latest_count, np.full(self.config.n_users, reg)
+
+    def _prune_local(self) -> None:
+        stats, counts, reg = self._user_view()
+        d = self.config.dim
+        theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)
+        for users, graph in zip(self.server_users, self.graphs):
+            prune_local(graph, theta[users], counts[users], self.config.alpha)
+
+    def _local_clusters(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        servers, members = [], []
+        for s, (users, graph) in enumerate(zip(self.server_users, self.graphs)):
+            labels = graph.labels
+            for label in np.unique(labels):
+                servers.append(s)
+                members.append(users[labels == label])
+        return np.array(servers), members
+
+    def _phase_uploads(self, members: list[np.ndarray]) -> tuple[tuple, BaseStats]:
+        """What each local cluster uploads: (merge stats, reg) and the renewal base."""
+        d, n_c = self.config.dim, len(members)
+        raw = self.plan is None or self.plan.variant == "no-noise"
+        cum = self._gram if raw else self._noisy
+        gram = np.stack([cum[m].sum(axis=0) for m in members])
+        counts = np.array([self._count[m].sum() for m in members])
+        variance = np.zeros(n_c)
+        if self.plan is not None:
+            variance = np.array([self._releases[m].sum() for m in members]) * self.plan.sigma_det**2
+        base = BaseStats(gram[:, :d, :d], gram[:, :d, d], counts, variance)
+        lam = self.config.lam
+        if raw:
+            return (gram, counts, np.full(n_c, lam)), base
+        latest = np.stack([self._latest[m].sum(axis=0) for m in members])
+        active = np.array([np.count_nonzero(self._latest_count[m]) for m in members])
+        reg = lam + np.array([self.plan.shift(a * self.plan.sigma_det**2) for a in active])
+        latest_counts = np.array([self._latest_count[m].sum() for m in members])
+        return (latest, latest_counts, reg), base
+
+    def _merge(self, merge: tuple, servers: np.ndarray) -> np.ndarray:
+        stats, counts, reg = merge
+        d = self.config.dim
+        theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)
+        return merge_global(theta, counts, servers, self.config.alpha2)
+
+    def _renew(self, layout: Layout, base: BaseStats, members: list[np.ndarray], t: int,
+               rng: np.random.Generator) -> None:
+        self.sync.renew(layout, base, t, rng)
+        self._cluster_of_local = layout.cluster.astype(np.intp)
+        for c, users in enumerate(members):
+            self._local_of_user[users] = c
+        smallest = [min(int(u.min()) for u, k in zip(members, layout.cluster) if k == g)
+                    for g in range(layout.n_global)]
+        self._labels = np.array(smallest)[layout.cluster[self._local_of_user]]
+        self._max_clusters = max(self._max_clusters, layout.n_global)
+        self._comm.record("download", layout.n_local, layout.n_local * self._upload_bytes(),
+                          round=t)
+        if self.plan is not None:
+            for s, users in zip(layout.servers, members):
+                unit = f"server {int(s)}, local cluster {sorted(int(u) for u in users)}, " \
+                       f"tree from round {t}"
+                self._ledgers.append(self.plan.open_ledger(unit))
+
+    def _upload_bytes(self) -> int:
+        d = self.config.dim
+        return (d * d + d + 1) * 8
+
+    # -- reporting -------------------------------------------------------------------------
+    @property
+    def comm(self) -> CommLog:
+        return self._comm
+
+    def ledgers(self) -> list[Ledger]:
+        return list(self._ledgers)
+
+    def cluster_labels(self) -> np.ndarray:
+        return self._labels.copy()
+
+    def local_layout(self) -> list[tuple[int, tuple[int, ...]]]:
+        """The current local clusters as (server, users)."""
+        out = []
+        for c in range(int(np.max(self._local_of_user)) + 1):
+            users = np.flatnonzero(self._local_of_user == c)
+            out.append((int(self.server[users[0]]), tuple(int(u) for u in users)))
+        return out
+
+    def params(self) -> dict[str, Any]:
+        out = self.config.params()
+        if self.plan is not None:
+            p = self.plan
+            out.update(epsilon=p.epsilon, delta=p.delta, calibration=p.calibration,
+                       detection=p.detection, detection_share=p.detection_share,
+                       sigma_tree=p.sigma_tree, sigma_detection=p.sigma_det)
+        return out
+
+    def privacy(self) -> dict[str, Any]:
+        if self.plan is None:
+            return {"guarantee": "none", "note": "non-private algorithm (reads raw rewards)"}
+        return self.plan.statement(self.config.n_servers, self._max_clusters)

@@ -1,0 +1,124 @@
+"""The seed's baselines and a by-name factory of every FCLUB-family algorithm.
+
+Seed 000, Section 5: CLUB and SCLUB run separately on each local server (no
+communication), LinUCB per user, and Homo / Homo-DC (FCLUB / FCLUB-DC with
+every user in one cluster).  `make_policy(name, ...)` builds any of them, and
+FCLUB, FCLUB-DC and CDP-FCLUB-DC, from plain keyword settings.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import config_error
+from ..policies.base import Policy, check_user
+from ..policies.club import CLUB
+from ..policies.linear import LinUCB
+from ..policies.sclub import SCLUB
+from .algorithm import FederatedClub
+from .config import FclubConfig, server_of_users
+from .privacy import CdpPlan
+
+ALGORITHMS = ("fclub", "fclub-dc", "cdp-fclub-dc", "club", "sclub", "linucb-per-user",
+              "homo", "homo-dc")
+# FclubConfig fields a name fixes (the rest come from keyword settings)
+_FEDERATED = {
+    "fclub": {"sync": "instant", "detect": True},
+    "fclub-dc": {"sync": "delayed", "detect": True},
+    "cdp-fclub-dc": {"sync": "delayed", "detect": True},
+    "homo": {"sync": "instant", "detect": False},
+    "homo-dc": {"sync": "delayed", "detect": False},
+}
+_PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "variant", "sampler")
+_RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
+
+
+class PerServer(Policy):
+    """One independent policy per local server, over that server's users only.
+
+    make(n_users_of_server) -> Policy builds each server's policy; users are
+    split over servers as `server_of_users`.  Each server counts its own
+    rounds (the `t` its policy sees).  No communication, no privacy claim.
+    """
+
+    def __init__(self, make: Callable[[int], Policy], n_users: int, n_servers: int,
+                 name: str = "per-server") -> None:
+        self.server = server_of_users(n_users, n_servers)
+        self.n_users = int(self.server.size)
+        self.local = np.zeros(self.n_users, dtype=np.intp)
+        self.policies: list[Policy] = []
+        for s in range(n_servers):
+            users = np.flatnonzero(self.server == s)
+            self.local[users] = np.arange(users.size)
+            self.policies.append(make(int(users.size)))
+        self._rounds = np.zeros(n_servers, dtype=np.int64)
+        self.name = name
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        s = self.server[check_user(user, self.n_users)]
+        return self.policies[s].select(items, int(self.local[user]), int(self._rounds[s]), rng)
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        s = self.server[check_user(user, self.n_users)]
+        self.policies[s].update(items, int(self.local[user]), action, feedback,
+                                int(self._rounds[s]))
+        self._rounds[s] += 1
+
+    def cluster_labels(self) -> np.ndarray | None:
+        labels = np.zeros(self.n_users, dtype=np.int64)
+        for s, policy in enumerate(self.policies):
+            local = policy.cluster_labels()
+            if local is None:
+                return None
+            labels[self.server == s] = s * self.n_users + np.asarray(local)
+        return labels
+
+    def params(self) -> dict[str, Any]:
+        return {"n_servers": len(self.policies), **self.policies[0].params(),
+                "n_users": self.n_users}
+
+
+def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: settings.pop(k) for k in keys if k in settings}
+
+
+def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
+                horizon: int | None = None, epsilon: float | None = None,
+                delta: float | None = None, observer: Any = None, **settings: Any) -> Policy:
+    """The algorithm `name` (one of ALGORITHMS) with keyword settings.
+
+    Federated names take `FclubConfig` fields (alpha, alpha2, upload_threshold,
+    download_threshold, lam, beta_scale, ...); "cdp-fclub-dc" also needs
+    horizon, epsilon, delta and takes the `CdpPlan` keys (calibration,
+    detection_share, detection, failure).  Baselines take the radius keys
+    and alpha (CLUB, SCLUB).  Unknown keys raise ConfigError.
+    """
+    settings = dict(settings)
+    if name in _FEDERATED:
+        plan_settings = _split(settings, _PLAN_KEYS)
+        config = FclubConfig(dim, n_users, n_servers, **_FEDERATED[name], **settings)
+        plan = None
+        if name == "cdp-fclub-dc":
+            if horizon is None or epsilon is None or delta is None:
+                raise config_error("(horizon, epsilon, delta)", (horizon, epsilon, delta),
+                                   "all given for cdp-fclub-dc")
+            plan = CdpPlan(epsilon, delta, horizon, dim, n_users,
+                           item_bound=config.item_bound, **plan_settings)
+        elif plan_settings:
+            raise config_error("settings", sorted(plan_settings), f"no privacy keys for {name!r}")
+        return FederatedClub(config, privacy=plan, observer=observer, name=name)
+    radius = _split(settings, _RADIUS_KEYS)
+    if name == "linucb-per-user":
+        if settings:
+            raise config_error("settings", sorted(settings), "only radius keys for LinUCB")
+        policy: Policy = LinUCB(dim, n_users, **radius)
+        policy.name = name
+        return policy
+    if name in ("club", "sclub"):
+        cls = CLUB if name == "club" else SCLUB
+        extra = _split(settings, ("alpha", "alpha_p") if name == "sclub" else ("alpha",))
+        if settings:
+            raise config_error("settings", sorted(settings), f"radius keys and alpha for {name}")
+        return PerServer(lambda n: cls(dim, n, **radius, **extra), n_users, n_servers, name)
+    raise config_error("name", name, f"one of {ALGORITHMS}")

@@ -1,0 +1,73 @@
+"""`RecommendationModels`: the ridge models local clusters recommend with.
+
+Row m holds M_m^-1, b_m, ln det M_m and the sample count of the statistics
+M_m = (regulariser) + sum x x^T, b_m = sum y x.  An own observation is one
+Sherman-Morrison step plus one determinant-lemma step (O(d^2)); a row is
+reset from a full matrix only when communication changes it (one inversion).
+Matrices built from noisy statistics may, with small probability, fail to be
+positive definite: `set` then keeps the pseudo-inverse and ln|det| = -inf, so
+the run goes on (the privacy guarantee never depends on it).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg.lapack import dpotrf
+
+from ..kernels import sherman_morrison, ucb_scores
+
+
+def logdet(matrix: np.ndarray) -> float:
+    """ln det of a symmetric matrix by Cholesky; -inf unless it is positive definite."""
+    factor, info = dpotrf(matrix, lower=1)
+    if info != 0:
+        return -math.inf
+    diag = np.diagonal(factor)
+    product = float(np.prod(diag))
+    if 0.0 < product < math.inf:  # one log instead of d, unless it would overflow
+        return 2.0 * math.log(product)
+    return 2.0 * float(np.log(diag).sum())
+
+
+def inverse(matrix: np.ndarray) -> np.ndarray:
+    """The inverse, or the pseudo-inverse of a (numerically) singular matrix."""
+    try:
+        return np.linalg.inv(matrix)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(matrix)
+
+
+class RecommendationModels:
+    """`rows` ridge models in dimension `dim` (see the module docstring)."""
+
+    def __init__(self, rows: int, dim: int) -> None:
+        self.dim = dim
+        self.inv = np.zeros((rows, dim, dim))
+        self.b = np.zeros((rows, dim))
+        self.logdet = np.zeros(rows)
+        self.count = np.zeros(rows, dtype=np.int64)
+
+    def set(self, row: int, gram: np.ndarray, b: np.ndarray, count: int,
+            inv: np.ndarray | None = None, logdet_value: float | None = None) -> None:
+        """Row `row` := the statistics (gram, b, count); pass inv/logdet if already known."""
+        self.inv[row] = inverse(gram) if inv is None else inv
+        self.b[row] = b
+        self.logdet[row] = logdet(gram) if logdet_value is None else logdet_value
+        self.count[row] = count
+
+    def add(self, row: int, x: np.ndarray, y: float) -> None:
+        """Add one observation (x, y) to row `row`: O(d^2)."""
+        quad = sherman_morrison(self.inv[row], x)
+        self.b[row] += y * x
+        self.logdet[row] += math.log1p(quad)
+        self.count[row] += 1
+
+    def scores(self, row: int, items: np.ndarray, beta: float) -> np.ndarray:
+        """UCBs x_k . theta + beta ||x_k||_{M^-1} of the K items, (K,)."""
+        inv = self.inv[row]
+        return ucb_scores(inv @ self.b[row], inv, items, beta)
+
+    def theta(self) -> np.ndarray:
+        """Every row's estimate M^-1 b, (rows, d)."""
+        return np.matmul(self.inv, self.b[..., None])[..., 0]

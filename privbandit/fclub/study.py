@@ -1,0 +1,114 @@
+"""Registration of the FCLUB family for studies (`privbandit.registry`).
+
+Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
+calibration "tight" | "paper"), "club", "sclub", "linucb-per-user", "homo",
+"homo-dc".  A run builds seed 000's synthetic environment from the study's
+`environment` table (dim, users, clusters, servers, items; optional gap) and
+plays `horizon` rounds.
+
+Pairing: `run.seed_streams(seed)` splits the run's SeedSequence the same way
+for every algorithm -- "world" builds the hidden preferences, "rounds" draws
+arrivals, items and reward noise, "policy" feeds the algorithm (and its
+privacy noise) -- so runs sharing a seed share the environment and the round
+stream, whatever the algorithm or budget.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..envs.clustered import seed000_environment
+from ..envs.linear import LinearUsersEnv
+from ..errors import config_error
+from ..registry import AlgorithmEntry, register_algorithm
+from ..result import RunResult
+from ..run import run, seed_streams
+from .baselines import make_policy
+from .privacy import CALIBRATIONS
+
+ENVIRONMENT_DEFAULTS = {"dim": 10, "users": 20, "clusters": 4, "servers": 5, "items": 10,
+                        "gap": 0.0}
+# the public code's settings (notes/seed-clarifications.md, seed 000)
+FEDERATED_DEFAULTS = {"alpha": 1.5, "alpha2": 2.0, "upload_threshold": 1.01,
+                      "download_threshold": 1.01}
+PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 0.1, "calibration": "tight",
+                    "detection_share": 0.5}
+_DESCRIPTIONS = {
+    "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
+    "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
+    "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
+                    "(epsilon, delta, L, m)-CDP",
+    "club": "CLUB (Gentile et al. 2014) run separately on each local server",
+    "sclub": "SCLUB (Li et al. 2019) run separately on each local server",
+    "linucb-per-user": "LinUCB (OFUL) with one model per user",
+    "homo": "Homo: FCLUB with every user in one cluster",
+    "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
+}
+
+
+def build_environment(settings: dict[str, Any], rng: np.random.Generator) -> LinearUsersEnv:
+    """Seed 000's synthetic environment from a study's `environment` table."""
+    unknown = sorted(set(settings) - set(ENVIRONMENT_DEFAULTS))
+    if unknown:
+        raise config_error("environment key", unknown[0], f"one of {sorted(ENVIRONMENT_DEFAULTS)}")
+    s = {**ENVIRONMENT_DEFAULTS, **settings}
+    return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"], dim=s["dim"],
+                               n_items=s["items"], gap=s["gap"])
+
+
+def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
+    """Run the registered algorithm `name` on one study configuration and seed."""
+    settings = dict(config)
+    horizon = settings.pop("horizon", None)
+    if horizon is None:
+        raise config_error("horizon", None, "an integer >= 1 in the run's config")
+    env_settings = {**ENVIRONMENT_DEFAULTS, **settings.pop("environment", {})}
+    epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
+    streams = seed_streams(seed)
+    env = build_environment(env_settings, streams["world"])
+    policy = make_policy(
+        name, dim=env_settings["dim"], n_users=env_settings["users"],
+        n_servers=env_settings["servers"], horizon=horizon, epsilon=epsilon, delta=delta,
+        **settings)
+    result = run(policy, env, horizon, seed, algorithm=name)
+    comm = policy.comm
+    privacy = result.privacy
+    plan = getattr(policy, "plan", None)
+    if plan is not None:  # Definition 1's m: the environment's number of clusters
+        privacy = plan.statement(env_settings["servers"], env_settings["clusters"])
+    else:
+        privacy = {**privacy, "statement": f"none: {name} is a non-private baseline"}
+    return replace(result, comm_rounds=None if comm is None else comm.round_indices(),
+                   privacy=privacy)
+
+
+def _runner(name: str):
+    def run_named(config: dict[str, Any], seed: Any) -> RunResult:
+        return run_algorithm(name, config, seed)
+
+    run_named.__name__ = f"run_{name.replace('-', '_')}"
+    return run_named
+
+
+def _defaults(name: str) -> dict[str, Any]:
+    if name == "cdp-fclub-dc":
+        return dict(PRIVATE_DEFAULTS)
+    if name in ("fclub", "fclub-dc", "homo", "homo-dc"):
+        return dict(FEDERATED_DEFAULTS)
+    return {"alpha": 1.5} if name in ("club", "sclub") else {}
+
+
+def _entries() -> list[AlgorithmEntry]:
+    out = []
+    for name, text in _DESCRIPTIONS.items():
+        private = name == "cdp-fclub-dc"
+        out.append(AlgorithmEntry(
+            name, _runner(name), private=private, needs_delta=private,
+            calibrations=CALIBRATIONS if private else (), defaults=_defaults(name),
+            description=text))
+    return out
+
+
+ENTRIES = tuple(register_algorithm(e) for e in _entries())

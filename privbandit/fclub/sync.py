@@ -1,0 +1,266 @@
+"""How local clusters share statistics between phases: instant (FCLUB) or delayed (FCLUB-DC).
+
+Both are renewed by `renew(layout, base, t, rng)` whenever the global
+partition changes (seed 000 Algorithm 2, lines 8-18): the global statistics
+of cluster k become the sum of its local clusters' phase uploads, and every
+local copy starts from them.  Then, per observation of local cluster c:
+
+- `InstantSync` (FCLUB, Homo): the observation is uploaded and downloaded to
+  every local cluster of the same global cluster at once, so all of them
+  recommend from one shared model (one row per global cluster).
+- `DelayedSync` (FCLUB-DC, Homo-DC, CDP-FCLUB-DC; Algorithms 3-4): c keeps a
+  synchronized copy S_c and an upload buffer; it uploads when
+  det(S_c + dS) / det(S_c) >= U, the global server adds the upload to S_g and
+  to the other members' download buffers, and member c' downloads when
+  det(S_g) / det(S_c') >= D.  c recommends from S_c plus its own raw buffer
+  (its own data, which Definition 1 lets it use; the authors' code does the
+  same).  With a `CdpPlan`, dS is the difference of two noisy prefix sums of
+  c's tree privatizer, and the trigger reads that noisy dS -- see
+  `fclub.privacy` for why every message and its timing is then
+  post-processing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..comm import CommLog
+from ..policies.radius import ConfidenceRadius
+from .models import RecommendationModels, inverse, logdet
+from .privacy import CdpPlan
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The cluster structure of a phase: local clusters and their global cluster.
+
+    servers: (C,) server of each local cluster; members: C arrays of users;
+    cluster: (C,) global cluster label in 0..m-1.
+    """
+
+    servers: np.ndarray
+    members: tuple
+    cluster: np.ndarray
+
+    @property
+    def n_local(self) -> int:
+        return int(self.cluster.size)
+
+    @property
+    def n_global(self) -> int:
+        return int(self.cluster.max()) + 1
+
+    def groups(self) -> list[np.ndarray]:
+        """The local clusters of each global cluster."""
+        return [np.flatnonzero(self.cluster == k) for k in range(self.n_global)]
+
+
+@dataclass(frozen=True)
+class BaseStats:
+    """Phase uploads used to renew: gram (C, d, d), b (C, d), count (C,), and the
+    per-entry noise variance (C,) they carry (0 for raw statistics)."""
+
+    gram: np.ndarray
+    b: np.ndarray
+    count: np.ndarray
+    variance: np.ndarray
+
+
+class Observer(Protocol):
+    """Receives what leaves a local server (the audit's transcript is one).
+
+    upload: an asynchronous upload (Algorithm 3) of a local cluster of
+    `server`, its Gram and moment increments; download: a download to a local
+    cluster of `server`; phase_upload: one local cluster's phase upload
+    (Algorithm 2, line 5): its users, the (d+1) x (d+1) statistics the merge
+    test reads, the Gram and moment vector of the renewal base, and its count.
+    """
+
+    def upload(self, t: int, server: int, gram: np.ndarray, b: np.ndarray) -> None: ...
+
+    def download(self, t: int, server: int) -> None: ...
+
+    def phase_upload(self, t: int, server: int, users: np.ndarray, merge: np.ndarray,
+                     gram: np.ndarray, b: np.ndarray, count: int) -> None: ...
+
+
+class InstantSync:
+    """FCLUB's sharing: one model per global cluster, every observation shared at once."""
+
+    def __init__(self, dim: int, lam: float, radius: ConfidenceRadius, comm: CommLog) -> None:
+        self.dim, self.lam, self.radius, self.comm = dim, lam, radius, comm
+        self._msg = (dim * dim + dim + 1) * 8
+        self.models = RecommendationModels(1, dim)
+        self.row_of = np.zeros(1, dtype=np.intp)
+        self._peers = np.zeros(1, dtype=np.int64)
+        self._log_lam = dim * math.log(lam)
+
+    def renew(self, layout: Layout, base: BaseStats, t: int, rng: Any) -> None:
+        groups = layout.groups()
+        self.models = RecommendationModels(len(groups), self.dim)
+        for k, group in enumerate(groups):
+            gram = self.lam * np.eye(self.dim) + base.gram[group].sum(axis=0)
+            self.models.set(k, gram, base.b[group].sum(axis=0), int(base.count[group].sum()))
+        self.row_of = layout.cluster.astype(np.intp)
+        self._peers = np.array([g.size - 1 for g in groups], dtype=np.int64)
+
+    def beta(self, row: int) -> float:
+        return self.radius(float(self.models.logdet[row]) - self._log_lam, self.lam)
+
+    def observe(self, c: int, x: np.ndarray, y: float, zz: np.ndarray, t: int, rng: Any) -> None:
+        k = int(self.row_of[c])
+        self.models.add(k, x, y)
+        self.comm.record("upload", 1, self._msg, round=t)
+        if self._peers[k]:
+            self.comm.record("download", int(self._peers[k]), int(self._peers[k]) * self._msg,
+                             round=t)
+
+
+class DelayedSync:
+    """FCLUB-DC's asynchronous protocol (Algorithms 3-4), optionally privatized by a `CdpPlan`.
+
+    Arrays by local cluster c: S (synchronized Gram), u, n_sync and ln det S; the raw upload buffer R, r, n_buf; the download
+    buffer; by global cluster k: S_g, u_g, n_g and ln det S_g.  Private runs
+    also keep one tree privatizer per c and the noisy prefix at c's last upload.
+    """
+
+    def __init__(self, dim: int, lam: float, upload: float, download: float,
+                 radius: ConfidenceRadius, comm: CommLog, plan: CdpPlan | None = None,
+                 observer: Observer | None = None) -> None:
+        self.dim, self.lam, self.radius, self.comm = dim, lam, radius, comm
+        self.plan, self.observer = plan, observer
+        self._ln_u, self._ln_d = math.log(upload), math.log(download)
+        self._msg = (dim * dim + dim + 1) * 8
+        self._log_lam = dim * math.log(lam)
+        self.trees: list = []
+        self.ledger_units: list[str] = []
+
+    # -- renewal (Algorithm 2, lines 8-18) ------------------------------------------
+    def renew(self, layout: Layout, base: BaseStats, t: int, rng: Any) -> None:
+        d, c_count = self.dim, layout.n_local
+        self.layout, self.groups = layout, layout.groups()
+        self.row_of = np.arange(c_count, dtype=np.intp)
+        self.k_of = layout.cluster.astype(np.intp)
+        self.S = np.zeros((c_count, d, d))
+        self.logdet_s = np.zeros(c_count)
+        self.u = np.zeros((c_count, d))
+        self.n_sync = np.zeros(c_count, dtype=np.int64)
+        self.R, self.r = np.zeros((c_count, d, d)), np.zeros((c_count, d))
+        self.n_buf = np.zeros(c_count, dtype=np.int64)
+        self.s_down, self.u_down = np.zeros((c_count, d, d)), np.zeros((c_count, d))
+        self.n_down = np.zeros(c_count, dtype=np.int64)
+        m = len(self.groups)
+        self.S_g, self.u_g = np.zeros((m, d, d)), np.zeros((m, d))
+        self.n_g, self.logdet_g = np.zeros(m, dtype=np.int64), np.zeros(m)
+        self.variance = np.zeros(m)
+        self.models = RecommendationModels(c_count, d)
+        for k, group in enumerate(self.groups):
+            self.variance[k] = self._noise_variance(base.variance[group].sum(), group.size)
+            shift = 0.0 if self.plan is None else self.plan.shift(self.variance[k])
+            gram = (self.lam + shift) * np.eye(d) + base.gram[group].sum(axis=0)
+            self.S_g[k], self.u_g[k] = gram, base.b[group].sum(axis=0)
+            self.n_g[k] = int(base.count[group].sum())
+            self.logdet_g[k] = logdet(gram)
+            inv = inverse(gram)
+            for c in group:
+                self.S[c], self.logdet_s[c] = gram, self.logdet_g[k]
+                self.u[c], self.n_sync[c] = self.u_g[k], self.n_g[k]
+                self.models.set(c, gram, self.u_g[k], self.n_g[k], inv, self.logdet_g[k])
+        if self.plan is not None:
+            r = self.radius
+            self._beta_terms = [self.plan.beta_terms(
+                v, c_count, lam=self.lam, noise_scale=r.noise_scale, theta_bound=r.theta_bound)
+                for v in self.variance]
+            d1 = d + 1
+            self.trees = [self.plan.new_tree() for _ in range(c_count)]
+            self.last = np.zeros((c_count, d1, d1))
+
+    def _noise_variance(self, base_variance: float, local_clusters: int) -> float:
+        """Per-entry noise variance any copy of cluster k can carry: the renewal base plus,
+        for each member's tree, a whole prefix (at most nu nodes)."""
+        if self.plan is None:
+            return 0.0
+        return base_variance + local_clusters * self.plan.nodes * self.plan.sigma_tree**2
+
+    # -- recommendation ------------------------------------------------------------------
+    def beta(self, c: int) -> float:
+        if self.plan is None:
+            return self.radius(float(self.models.logdet[c]) - self._log_lam, self.lam)
+        a, ratio, drmin, const = self._beta_terms[self.k_of[c]]
+        inner = a + self.dim * math.log(ratio + float(self.models.count[c]) / drmin)
+        return self.radius.scale * (self.radius.noise_scale * math.sqrt(inner) + const)
+
+    # -- Algorithm 3: upload -------------------------------------------------------------
+    def observe(self, c: int, x: np.ndarray, y: float, zz: np.ndarray, t: int, rng: Any) -> None:
+        self.models.add(c, x, y)
+        d = self.dim
+        self.R[c] += zz[:d, :d]
+        self.r[c] += y * x
+        self.n_buf[c] += 1
+        raw_trigger = float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u
+        if self.plan is None:
+            if raw_trigger:
+                self._upload(c, self.R[c].copy(), self.r[c].copy(), t)
+            return
+        prefix = self.trees[c].add(zz, rng)
+        diff = prefix - self.last[c]
+        noisy_s, noisy_u = diff[:d, :d], diff[:d, d]
+        variant = self.plan.variant
+        ld = logdet(self.S[c] + noisy_s)
+        if variant == "raw-trigger":
+            fire = raw_trigger  # positive control: timing read from raw data
+        else:
+            fire = ld == -math.inf or ld - self.logdet_s[c] >= self._ln_u
+        if fire:
+            self.last[c] = prefix
+            if variant == "no-noise":  # positive control: the raw buffer is uploaded
+                noisy_s, noisy_u = self.R[c].copy(), self.r[c].copy()
+                ld = logdet(self.S[c] + noisy_s)
+            self._upload(c, noisy_s.copy(), noisy_u.copy(), t, ld)
+
+    def _upload(self, c: int, ds: np.ndarray, du: np.ndarray, t: int,
+                logdet_new: float | None = None) -> None:
+        """Algorithm 3, lines 3-10; `logdet_new` is ln det(S_c + ds) when already known."""
+        k, n = self.k_of[c], self.n_buf[c]
+        self.S_g[k] += ds
+        self.u_g[k] += du
+        self.n_g[k] += n
+        self.logdet_g[k] = logdet(self.S_g[k])
+        group = self.groups[k]
+        others = group[group != c]
+        self.s_down[others] += ds
+        self.u_down[others] += du
+        self.n_down[others] += n
+        self.S[c] += ds
+        self.u[c] += du
+        self.n_sync[c] += n
+        self.R[c], self.r[c], self.n_buf[c] = 0.0, 0.0, 0
+        if logdet_new is None:
+            # raw upload: S_c + R_c is the model already, so nothing to recompute
+            self.logdet_s[c] = self.models.logdet[c]
+        else:
+            self.logdet_s[c] = logdet_new
+            self.models.set(c, self.S[c], self.u[c], self.n_sync[c], logdet_value=logdet_new)
+        self.comm.record("upload", 1, self._msg, round=t)
+        if self.observer is not None:
+            self.observer.upload(t, int(self.layout.servers[c]), ds, du)
+        self._downloads(k, t)
+
+    # -- Algorithm 4: download -----------------------------------------------------------
+    def _downloads(self, k: int, t: int) -> None:
+        group = self.groups[k]
+        due = group[self.logdet_g[k] - self.logdet_s[group] >= self._ln_d]
+        for c in due:
+            self.S[c] += self.s_down[c]
+            self.u[c] += self.u_down[c]
+            self.n_sync[c] += self.n_down[c]
+            self.s_down[c], self.u_down[c], self.n_down[c] = 0.0, 0.0, 0
+            self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
+            self.models.set(c, self.S[c] + self.R[c], self.u[c] + self.r[c],
+                            self.n_sync[c] + self.n_buf[c])
+            self.comm.record("download", 1, self._msg, round=t)
+            if self.observer is not None:
+                self.observer.download(t, int(self.layout.servers[c]))

@@ -1,0 +1,252 @@
+"""audits.assertions: verdicts, messages, determinism, speed at the quick count, bad input."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from accounting import GaussianEvent, LaplaceEvent, Ledger, NotDifferentiallyPrivate, RepeatedEvent
+from accounting.errors import InvalidParameterError
+from audits import Claim, GaussianDPTester, NeighbouringPair, Projection, ReleaseAdapter
+from audits.assertions import (
+    FULL_SAMPLES,
+    QUICK_SAMPLES,
+    ClaimRefuted,
+    assert_charged,
+    assert_consistent,
+    assert_lossless,
+    resolve_samples,
+)
+from mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask
+from mechanisms.samplers import FAST
+
+PAIR = NeighbouringPair(0.0, 1.0, "scalars at distance 1", "0 vs 1")
+
+
+def laplace(scale: float):
+    def mechanism(x, rng, n):
+        return x + rng.laplace(0.0, scale, n)
+    mechanism.name = f"laplace scale {scale:g}"
+    return mechanism
+
+
+# -- assert_consistent ----------------------------------------------------------------------
+def test_correct_mechanism_passes_and_returns_the_report():
+    report = assert_consistent(laplace(1.0), PAIR, 1.0)
+    assert report.verdict == "consistent" and report.samples_per_side == QUICK_SAMPLES
+    assert report.confidence == 0.99 and report.claimed_epsilon == 1.0
+
+
+def test_refuted_claim_fails_with_an_actionable_report():
+    with pytest.raises(ClaimRefuted) as caught:
+        assert_consistent(laplace(0.5), PAIR, 1.0)  # true epsilon 2
+    report, message = caught.value.report, str(caught.value)
+    assert isinstance(caught.value, AssertionError) and report.violation
+    assert message.startswith(
+        f"privacy claim refuted for laplace scale 0.5: epsilon >= "
+        f"{report.epsilon_lower_bound:.4g} with 99% confidence, but claimed epsilon = 1 at "
+        "delta = 0\n")
+    for line in ("  relation : scalars at distance 1", "  pair     : 0 vs 1",
+                 "  claim    : claimed epsilon", "  tester   : threshold; assumes none",
+                 f"  samples  : {QUICK_SAMPLES} per side, 1 pair(s), seed 0",
+                 "Check the\nsensitivity under this relation"):
+        assert line in message
+    assert "  evidence : linear-discriminant region s " in message
+
+
+def test_same_seed_same_verdict_and_numbers():
+    reports = [assert_consistent(laplace(1.0), PAIR, 1.0, rng=7) for _ in range(2)]
+    reports.append(assert_consistent(laplace(1.0), PAIR, 1.0, rng=np.random.default_rng(7)))
+    bounds = {r.epsilon_lower_bound for r in reports}
+    assert len(bounds) == 1 and reports[0].details == reports[2].details
+    assert assert_consistent(laplace(1.0), PAIR, 1.0, rng=8).details != reports[0].details
+    refuted = []
+    for _ in range(2):
+        with pytest.raises(ClaimRefuted) as caught:
+            assert_consistent(laplace(0.5), PAIR, 1.0, rng=3)
+        refuted.append(str(caught.value))
+    assert refuted[0] == refuted[1]
+
+
+@pytest.mark.parametrize("build", [
+    lambda: (ReleaseAdapter(LaplaceMeans(1.0, 0.0, 1.0, 10, sampler=FAST).release),
+             NeighbouringPair(np.full((3, 10), 0.5), np.r_[[[1.0] + [0.5] * 9], np.full((2, 10),
+                              0.5)], "agent-level"), 1.0, {}),
+    lambda: (ReleaseAdapter(GaussianVector.from_privacy(1.0, 1e-5, 1.0, sampler=FAST).release),
+             NeighbouringPair(np.zeros(2), np.array([0.6, 0.8]), "replace-one"),
+             GaussianVector.from_privacy(1.0, 1e-5, 1.0, sampler=FAST).event,
+             dict(delta=1e-5, tester=GaussianDPTester(Projection(np.array([0.6, 0.8]))))),
+])
+def test_each_audit_takes_under_two_seconds_at_the_quick_count(build):
+    mechanism, pair, claimed, extra = build()
+    start = time.process_time()
+    assert_consistent(mechanism, pair, claimed, samples="quick", **extra)
+    assert time.process_time() - start < 2.0
+
+
+def test_claims_in_every_accepted_form_agree():
+    event = GaussianEvent(2.0, 1.0)
+    claim = Claim.from_event(event, 1e-5)
+    forms = [claim, (claim.epsilon, 1e-5), event]
+    extra = [{}, {}, {"delta": 1e-5}]
+    reports = [assert_consistent(laplace(1.0), PAIR, f, **kw) for f, kw in zip(forms, extra,
+                                                                              strict=True)]
+    assert {(r.claimed_epsilon, r.claimed_delta) for r in reports} == {(claim.epsilon, 1e-5)}
+    assert assert_consistent(laplace(1.0), PAIR, 1.0, delta=1e-3).claimed_delta == 1e-3
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mechanism=LaplaceMeans(1.0, 0.0, 1.0, 10, sampler=FAST)),
+     r"^mechanism must be a callable \(dataset, rng, n\) -> n outputs \(it has release\(value, "
+     r"rng\): pass audits.ReleaseAdapter\(mechanism.release\)\)"),
+    (dict(mechanism=3), r"^mechanism must be a callable \(dataset, rng, n\) -> n outputs; got 3"),
+    (dict(claimed="one"), r"^claimed must be an audits.Claim, an epsilon, an \(epsilon, delta\)"),
+    (dict(claimed=True), r"^claimed must be"),
+    (dict(claimed=-1.0), r"^epsilon must be a finite number >= 0; got -1.0"),
+    (dict(claimed=Claim(1.0), delta=1e-5), r"^delta must be None when claimed is a Claim"),
+    (dict(claimed=GaussianEvent(1.0, 1.0)), r"^delta must be a delta in \(0, 1\) at which "
+     r"GaussianEvent\(sigma=1.0, l2_sensitivity=1.0\) has a finite epsilon"),
+    (dict(samples=3), r"^samples must be 'quick', 'full' or an integer >= 4"),
+    (dict(samples="nightly"), r"^samples must be .*; got 'nightly'"),
+    (dict(rng=-1), r"^rng must be a numpy.random.Generator or a seed \(an int >= 0\); got -1"),
+    (dict(rng=None), r"^rng must be"),
+    (dict(confidence=1.0), r"^confidence must be"),
+    (dict(pairs=[]), r"^pairs must be a NeighbouringPair"),
+])
+def test_bad_input_is_refused_with_the_parameter_named(kwargs, match):
+    args = dict(mechanism=laplace(1.0), pairs=PAIR, claimed=1.0)
+    args.update(kwargs)
+    with pytest.raises(InvalidParameterError, match=match):
+        assert_consistent(args.pop("mechanism"), args.pop("pairs"), args.pop("claimed"), **args)
+
+
+@pytest.mark.parametrize("spec, count", [("quick", QUICK_SAMPLES), ("FULL", FULL_SAMPLES),
+                                         (" full ", FULL_SAMPLES), (4, 4), ("2500", 2500),
+                                         (np.int64(50), 50)])
+def test_resolve_samples(spec, count):
+    assert resolve_samples(spec) == count
+
+
+@pytest.mark.parametrize("spec", [3, 0, -5, 4.0, True, "", "1e4", None, "quick!"])
+def test_resolve_samples_refuses(spec):
+    with pytest.raises(InvalidParameterError, match=r"^samples must be 'quick', 'full' or an"):
+        resolve_samples(spec)
+
+
+# -- assert_charged -------------------------------------------------------------------------
+LAP = LaplaceEvent(10.0, 1.0)
+GAUSS = GaussianEvent(4.0, 1.0)
+MASKED = NotDifferentiallyPrivate("orthogonal mask")
+
+
+def ledger_with(*charges, accountant="rdp") -> Ledger:
+    ledger = Ledger("agent 0", 50.0, 1e-5, accountant)
+    for event, count in charges:
+        if isinstance(event, NotDifferentiallyPrivate):
+            ledger.note(event)
+        else:
+            ledger.charge(event, count)
+    return ledger
+
+
+@pytest.mark.parametrize("expected", [
+    [LAP, LAP, GAUSS, MASKED], [RepeatedEvent(LAP, 2), GAUSS, MASKED], (GAUSS, MASKED, LAP, LAP),
+])
+def test_charged_events_match_however_they_are_grouped(expected):
+    assert_charged(ledger_with((LAP, 2), (GAUSS, 1), (MASKED, 1)), expected)
+
+
+def test_single_event_and_pure_dp_ledger():
+    assert_charged(ledger_with((LAP, 3), accountant="pure-dp"), RepeatedEvent(LAP, 3))
+    assert_charged(Ledger("empty", 1.0), [])
+
+
+@pytest.mark.parametrize("expected, lines", [
+    ([LAP, GAUSS, MASKED], ["unexpected release: LaplaceEvent(scale=10.0, l1_sensitivity=1.0) "
+                            "x1", "spent epsilon"]),
+    ([LAP, LAP, LAP, GAUSS, MASKED], ["missing release: LaplaceEvent(scale=10.0, "
+                                      "l1_sensitivity=1.0) x1", "spent epsilon"]),
+    ([LAP, LAP, GAUSS], ["unexpected not-DP note: 'orthogonal mask' x1"]),
+    ([LAP, LAP, GaussianEvent(2.0, 1.0), MASKED],
+     ["missing release: GaussianEvent(sigma=2.0, l2_sensitivity=1.0) x1",
+      "unexpected release: GaussianEvent(sigma=4.0, l2_sensitivity=1.0) x1",
+      "but the expected events cost epsilon"]),
+])
+def test_wrong_expectations_fail_naming_the_difference(expected, lines):
+    ledger = ledger_with((LAP, 2), (GAUSS, 1), (MASKED, 1))
+    with pytest.raises(AssertionError) as caught:
+        assert_charged(ledger, expected)
+    message = str(caught.value)
+    assert message.startswith("ledger 'agent 0' does not hold exactly the expected events:\n")
+    for line in lines:
+        assert line in message
+    assert "ledger events: [RepeatedEvent(event=LaplaceEvent" in message
+
+
+def test_cost_uses_the_ledgers_own_accountant_settings():
+    from accounting import RDPAccountant
+
+    ledger = Ledger("u", 50.0, 1e-5, RDPAccountant(orders=np.array([2.0, 8.0])))
+    ledger.charge(GAUSS, 5)
+    assert_charged(ledger, [GAUSS] * 5)
+    default = Ledger("u", 50.0, 1e-5, "rdp")
+    default.charge(GAUSS, 5)
+    assert ledger.spent()[0] != pytest.approx(default.spent()[0], rel=1e-3)
+
+
+@pytest.mark.parametrize("ledger, events, match", [
+    ("ledger", [LAP], r"^ledger must be an accounting.Ledger; got 'ledger'"),
+    (Ledger("u", 1.0), "LAP", r"^events must be a PrivacyEvent or an iterable of them"),
+    (Ledger("u", 1.0), [LAP, 1.0], r"^events must be a PrivacyEvent or an iterable of Priv"),
+])
+def test_assert_charged_bad_input(ledger, events, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        assert_charged(ledger, events)
+
+
+# -- assert_lossless ------------------------------------------------------------------------
+def test_orthogonal_mask_is_lossless_on_parts_and_on_full_contexts():
+    rng = np.random.default_rng(1)
+    mask = OrthogonalMask.generate((2, 3, 1), rng)
+    full = rng.normal(size=(4, 5, 6)) * 100.0
+    assert_lossless(mask, full)
+    assert_lossless(mask, np.split(full, [2, 5], axis=-1))
+
+
+class LeakyMask:
+    """A user's mask with a bug: `q` is orthogonal but party 1 masks with a scaled block."""
+
+    def __init__(self, scale: float) -> None:
+        self.inner = OrthogonalMask.generate((2, 2), np.random.default_rng(0))
+        self.q, self.widths, self.scale = self.inner.q, self.inner.widths, scale
+
+    def mask(self, j, contexts):
+        return self.inner.mask(j, contexts) * (self.scale if j == 1 else 1.0)
+
+
+def test_a_lossy_mask_fails_naming_each_broken_property():
+    contexts = np.random.default_rng(2).normal(size=(3, 4))
+    assert_lossless(LeakyMask(1.0), contexts)
+    with pytest.raises(AssertionError) as caught:
+        assert_lossless(LeakyMask(1.001), contexts)
+    message = str(caught.value)
+    assert message.startswith("mask with widths (2, 2) is not lossless on contexts of shape "
+                              "(3, 4):\n")
+    for what in ("sum of masked parts vs Q x", "unmasked sum vs the contexts",
+                 "norms of masked vs plain contexts", "inner products of masked vs plain contexts"):
+        assert f"  {what}: max abs error " in message
+
+
+@pytest.mark.parametrize("mask, contexts, match", [
+    (object(), np.zeros((2, 3)), r"^mask must be an OrthogonalMask"),
+    (OrthogonalMask.generate((1, 2), np.random.default_rng(0)), np.zeros((2, 4)),
+     r"^contexts must be \(\.\.\., K, 3\) or a list of per-party arrays"),
+    (OrthogonalMask.generate((1, 2), np.random.default_rng(0)), [np.zeros((2, 1))],
+     r"^contexts must be one array \(\.\.\., K, d_j\) per party, widths \(1, 2\)"),
+    (OrthogonalMask.generate((1, 2), np.random.default_rng(0)),
+     [np.zeros((2, 1)), np.zeros((3, 2))], r"^contexts must be one array"),
+])
+def test_assert_lossless_bad_input(mask, contexts, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        assert_lossless(mask, contexts)

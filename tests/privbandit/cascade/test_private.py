@@ -1,0 +1,106 @@
+"""CDP-FedC3UCB-H: ledgers, privatized uploads only, noise-aware widths, noise bounds."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechanisms.samplers import FAST
+from mechanisms.tree import TreePrivatizer
+from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
+from privbandit.cascade.study import run_cascade
+from privbandit.envs import seed001_environment
+from privbandit.errors import NormBoundError
+
+HORIZON = 400
+
+
+def _manual_run(small_env, epsilon, seed=0):
+    """Play HORIZON rounds by hand; return the policy and each agent's raw (Gram, moment)."""
+    env = seed001_environment(np.random.default_rng(seed), **small_env)
+    policy = cdp_fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON,
+                            epsilon=epsilon, delta=1e-6)
+    env.reset(np.random.default_rng(seed + 1))
+    rng = np.random.default_rng(seed + 2)
+    raw = np.zeros((env.n_users, env.dim + 1, env.dim + 1))
+    for t in range(HORIZON):
+        _, user, items = env.observe(t)
+        action = policy.select(items, user, t, rng)
+        out = env.act(t, action)
+        policy.update(items, user, action, out.feedback, t)
+        m = min(out.feedback + 1, env.list_len)
+        z = np.zeros((m, env.dim + 1))
+        z[:, :-1] = items[action[:m]]
+        if out.feedback < env.list_len:
+            z[-1, -1] = 1.0
+        raw[user] += z.T @ z
+    return policy, raw
+
+
+def test_every_agent_has_a_ledger_charged_once_with_its_tree(small_env):
+    policy, _ = _manual_run(small_env, epsilon=4.0)
+    ledgers = policy.ledgers()
+    assert len(ledgers) == policy.n_agents
+    for ledger, tree in zip(ledgers, policy.trees, strict=True):
+        assert ledger.events == (tree.event,)
+        spent, _ = ledger.spent()
+        assert spent <= 4.0 * (1 + 1e-9) and spent > 3.9  # tight calibration uses the budget
+    assert policy.trees[0].l2_sensitivity == pytest.approx(math.sqrt(2) * (3 + 1))
+
+
+def test_server_holds_only_privatized_uploads(small_env):
+    policy, raw = _manual_run(small_env, epsilon=1.0)
+    d = policy.dim
+    uploaded = policy.server.count > 0
+    assert uploaded.sum() >= 3
+    for agent in np.flatnonzero(uploaded):
+        np.testing.assert_array_equal(policy.server.gram[agent], policy._uploaded[agent, :d, :d])
+        np.testing.assert_array_equal(policy.server.moment[agent], policy._uploaded[agent, :d, d])
+        noise = policy.server.gram[agent] - raw[agent, :d, :d]
+        if policy.buffers.count[agent] == 0:
+            assert np.abs(noise).max() > 1.0  # sigma is in the hundreds at epsilon = 1
+    # the server counts arrivals (public), never the private number of examined items
+    assert (policy.server.count <= policy.arrivals).all()
+
+
+def test_width_accounts_for_the_noise_and_shrinks_with_epsilon(small_env):
+    tight, _ = _manual_run(small_env, epsilon=1.0)
+    loose, _ = _manual_run(small_env, epsilon=16.0)
+    talked = (tight.server.count > 0) & (loose.server.count > 0)
+    assert talked.any()
+    assert (tight.widths_beta[talked] > tight.beta).all()
+    assert tight.widths_beta[talked].min() > loose.widths_beta[talked].max()
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 64))
+def test_noise_bounds_cover_the_tree_noise(seed, steps):
+    dim = 4
+    rng = np.random.default_rng(seed)
+    tree = TreePrivatizer((dim + 1, dim + 1), 64, sigma=1.0, symmetric=True, sampler=FAST)
+    bounds = TreeNoiseBounds(1.0, tree.nodes_per_record, dim, releases=64, level=0.1)
+    for _ in range(steps):
+        prefix = tree.add(np.zeros((dim + 1, dim + 1)), rng)
+    assert np.linalg.norm(prefix, 2) <= bounds.rho(1)
+    assert np.linalg.norm(prefix[:dim, dim]) <= bounds.gamma(1)
+
+
+def test_examined_item_over_the_norm_bound_is_refused(small_env):
+    env = seed001_environment(np.random.default_rng(0), **small_env)
+    policy = cdp_fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON,
+                            epsilon=1.0, delta=1e-6)
+    items = np.full((env.n_items, env.dim), 1.0)  # norm sqrt(5) > item_bound = 1
+    action = policy.select(items, 0, 0, np.random.default_rng(1))
+    with pytest.raises(NormBoundError, match="item_bound=1"):
+        policy.update(items, 0, action, 0, 0)
+    assert policy.trees[0].steps == 0  # nothing was released
+
+
+def test_run_result_reports_ledgers_and_the_guarantee(small_env):
+    config = {"horizon": 300, "environment": small_env, "epsilon": 2.0, "delta": 1e-6,
+              "calibration": "paper"}
+    result = run_cascade("cdp-fedc3ucb-h", config, np.random.SeedSequence(3))
+    assert len(result.ledgers) == small_env["n_users"]
+    assert "one observation" in result.privacy["neighbouring"]
+    assert result.privacy["calibration"] == "paper" and result.privacy["sigma"] > 0
