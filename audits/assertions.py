@@ -1,6 +1,6 @@
 """Assertions for tests of privacy code, failing with messages a user can act on.
 
-    assert_consistent(mechanism, pairs, claimed, *, samples="quick", confidence=0.99,
+    assert_consistent(mechanism, pair_generator, claimed, *, samples="quick", confidence=0.99,
                       rng=0, tester=None, delta=None, pair_count=1, name=None) -> AuditReport
     assert_charged(ledger, events, *, rel_tol=1e-9) -> None
     assert_lossless(mask, contexts, *, rel_tol=1e-9) -> None
@@ -28,7 +28,7 @@ from accounting.events import NotDifferentiallyPrivate, PrivacyEvent, flatten
 from accounting.ledger import Ledger
 from accounting.validation import check_count, check_nonnegative
 
-from .claims import Claim
+from .claims import Claim, NeighbouringPair
 from .report import AuditReport
 from .runner import run_audit
 from .statistics import LinearDiscriminant
@@ -63,7 +63,7 @@ class ClaimRefuted(AssertionError):
 
 def assert_consistent(
     mechanism: Any,
-    pairs: Any,
+    pair_generator: Any,
     claimed: Any,
     *,
     samples: "int | str" = "quick",
@@ -74,12 +74,13 @@ def assert_consistent(
     pair_count: int = 1,
     name: "str | None" = None,
 ) -> AuditReport:
-    """Audit `mechanism` on neighbouring `pairs`; fail when the data refute `claimed`.
+    """Audit `mechanism` on neighbouring pairs; fail when the data refute `claimed`.
 
     - `mechanism(dataset, rng, n) -> n outputs` along axis 0 (wrap a
       `release(value, rng)` object with `audits.ReleaseAdapter`).
-    - `pairs`: a `NeighbouringPair`, a sequence of them, or `pairs(rng) ->
-      NeighbouringPair` called `pair_count` times (see `audits.run_audit`).
+    - `pair_generator`: `rng -> NeighbouringPair`, called `pair_count` times,
+      or simply one `NeighbouringPair` or a sequence of them (as
+      `audits.run_audit` takes them).
     - `claimed`: an `audits.Claim`, an epsilon, an (epsilon, delta) tuple, or a
       privacy event read through an accountant at `delta` (default 0).
     - `tester`: default `ThresholdTester(LinearDiscriminant())`, which assumes
@@ -97,16 +98,28 @@ def assert_consistent(
         hint = (" (it has release(value, rng): pass audits.ReleaseAdapter(mechanism.release))"
                 if callable(getattr(mechanism, "release", None)) else "")
         raise invalid("mechanism", mechanism, "a callable (dataset, rng, n) -> n outputs" + hint)
+    _check_pairs(pair_generator)
     claim = _claim(claimed, delta)
     generator = _generator(rng)
+    if tester is None:
+        tester = ThresholdTester(LinearDiscriminant())
     report = run_audit(
-        mechanism, pairs, tester if tester is not None else ThresholdTester(LinearDiscriminant()),
-        claim, samples=resolve_samples(samples), rng=generator, confidence=confidence,
-        name=name, pair_count=pair_count,
+        mechanism, pair_generator, tester, claim, samples=resolve_samples(samples),
+        rng=generator, confidence=confidence, name=name, pair_count=pair_count,
     )
     if report.violation:
         raise ClaimRefuted(_violation_message(report, rng), report)
     return report
+
+
+def _check_pairs(pairs: Any) -> None:
+    if isinstance(pairs, NeighbouringPair) or callable(pairs):
+        return
+    if isinstance(pairs, (list, tuple)) and pairs and all(
+            isinstance(p, NeighbouringPair) for p in pairs):
+        return
+    raise invalid("pair_generator", pairs, "rng -> NeighbouringPair, a NeighbouringPair or a "
+                  "non-empty list of them")
 
 
 def _claim(claimed: Any, delta: "float | None") -> Claim:
@@ -138,7 +151,7 @@ def _generator(rng: object) -> np.random.Generator:
 
 
 def _violation_message(r: AuditReport, rng: object) -> str:
-    seed = f"seed {rng}" if isinstance(rng, numbers.Integral) else "the Generator passed as rng"
+    seed = _seed_text(rng)
     lines = [
         f"privacy claim refuted for {r.mechanism}: epsilon >= {r.epsilon_lower_bound:.4g} "
         f"with {r.confidence:.0%} confidence, but claimed epsilon = {r.claimed_epsilon:.4g} "
@@ -159,6 +172,17 @@ def _violation_message(r: AuditReport, rng: object) -> str:
         f"probability at most {1 - r.confidence:.2g}; rerun with the same seed to reproduce.",
     ]
     return "\n".join(lines)
+
+
+def _seed_text(rng: object) -> str:
+    """How to rebuild the generator the audit started from (draws taken before it aside)."""
+    if not isinstance(rng, np.random.Generator):
+        return f"seed {rng}"
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if not isinstance(seq, np.random.SeedSequence):
+        return "the Generator passed as rng"
+    key = f", spawn key {seq.spawn_key}" if seq.spawn_key else ""
+    return f"rng seeded with {seq.entropy!r}{key}"
 
 
 def _evidence(d: dict) -> str:

@@ -84,8 +84,11 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--privbandit-audit-samples must be 'quick', 'full' or an integer >= 4; "
             f"got {spec!r}") from None
     config.stash[_SAMPLES_SPEC_KEY] = spec
-    config.stash[_BASE_SEED_KEY] = _base_seed(
-        _setting(config, "privbandit_seed", "PRIVBANDIT_SEED", "0"))
+    base = _base_seed(_setting(config, "privbandit_seed", "PRIVBANDIT_SEED", "0"))
+    config.stash[_BASE_SEED_KEY] = base
+    # Distributed runs (pytest-xdist) hand the controller's options to every worker:
+    # storing the resolved seed gives them all one base seed, even for "random".
+    config.option.privbandit_seed = str(base)
     config.addinivalue_line(
         "markers", "privacy_audit: a statistical privacy audit (cost grows with "
         "--privbandit-audit-samples)")

@@ -16,7 +16,8 @@ active party as the protocol intends), for passive party 1:
 
 Prints tables, writes a PNG and ends with key: value lines.
 
-Usage: python examples/vertical_leakage.py [--rounds 1000] [--out vertical_figures]
+Usage: python examples/vertical_leakage.py [--rounds 1000] [--sample 2000]
+                                          [--out vertical_figures]
 """
 from __future__ import annotations
 
@@ -75,6 +76,8 @@ def table(title: str, rows) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--sample", type=int, default=2000,
+                        help="rounds of unpaired population sample the PCA attacker holds")
     parser.add_argument("--out", type=Path, default=Path("vertical_figures"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -85,12 +88,12 @@ def main() -> None:
     table("seed 003 world, party 1 (d_1 = 20): known-plaintext attack vs pairs k", pairs)
     gram = gram_error(traffic)
     print(f"\nnorms and inner products read off the traffic: max error {gram:.3g}")
-    sample = population_sample(env, 1, 2000, np.random.default_rng(1))
+    sample = population_sample(env, 1, args.sample, np.random.default_rng(1))
     pca_iso = pca_curve(traffic, rounds, sample)
     table("seed 003 world: PCA attack vs rounds observed (K = 10 rows a round)", pca_iso)
 
     env2, traffic2 = skewed_world(args.rounds)
-    sample2 = population_sample(env2, 1, 2000, np.random.default_rng(1))
+    sample2 = population_sample(env2, 1, args.sample, np.random.default_rng(1))
     pca_skew = pca_curve(traffic2, rounds, sample2)
     table("skewed-features world, party 1 (d_1 = 10): PCA attack vs rounds observed", pca_skew)
 

@@ -25,6 +25,7 @@ REGISTRATION_MODULES: tuple[str, ...] = (
     "privbandit.policies.study",
     "privbandit.fedmab.study",
     "privbandit.cascade.study",
+    "privbandit.fclub.study",
 )
 
 

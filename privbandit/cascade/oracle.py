@@ -26,8 +26,9 @@ def top_k_list(weights: np.ndarray, k: int) -> np.ndarray:
     part = np.argpartition(weights, n - k)
     kth = weights[part[n - k]]
     if np.count_nonzero(weights >= kth) == k:  # no tie at the cut: the partition is exact
-        chosen = part[n - k:]
-        return chosen[np.lexsort((chosen, -weights[chosen]))]
+        # order the k chosen by (weight down, index up); k is small, so in Python
+        ranked = sorted(part[n - k:].tolist(), key=lambda i: (-weights[i], i))
+        return np.array(ranked, dtype=np.intp)
     above = np.flatnonzero(weights > kth)
     ties = np.flatnonzero(weights == kth)[: k - above.size]
     chosen = np.concatenate((above, ties))

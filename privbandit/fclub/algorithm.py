@@ -75,7 +75,8 @@ class FederatedClub(Policy):
             if config.sync != "delayed":
                 raise config_error("sync", config.sync, "'delayed' for CDP-FCLUB-DC")
             if privacy.dim != config.dim or privacy.n_users != config.n_users:
-                raise config_error("privacy", privacy, "a CdpPlan with the config's dim and n_users")
+                raise config_error("privacy", privacy,
+                                   "a CdpPlan with the config's dim and n_users")
         self.config, self.plan, self.observer = config, privacy, observer
         if name is not None:
             self.name = name
@@ -185,24 +186,50 @@ class FederatedClub(Policy):
         self._inc[:] = 0.0
         self._inc_count[:] = 0
 
-    def _user_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(stats (n, d+1, d+1), counts (n,), regulariser (n,)) local deletion reads."""
+    def _view(self, groups: list[np.ndarray], raw: bool) -> tuple[np.ndarray, ...]:
+        """(stats (G, d+1, d+1), counts (G,), regulariser (G,)) of groups of users.
+
+        Raw: cumulative raw sums, regulariser lam.  Private: the sums of the
+        members' noisy releases -- all of them, or only the latest phase's
+        (less data, far less noise) -- whichever has the smaller regulariser
+        (lam + the 2 rho shift of its noise) per sample.  Both are
+        post-processing of the releases, so the choice costs no privacy.
+        """
         lam = self.config.lam
-        if self.plan is None or self.plan.detection == "raw":
-            return self._gram, self._count, np.full(self.config.n_users, lam)
-        reg = lam + self.plan.shift(self.plan.sigma_det**2)
-        return self._latest, self._latest_count, np.full(self.config.n_users, reg)
+        if raw:
+            stats = np.stack([self._gram[g].sum(axis=0) for g in groups])
+            counts = np.array([self._count[g].sum() for g in groups])
+            return stats, counts, np.full(len(groups), lam)
+        var, shift = self.plan.sigma_det**2, self.plan.shift
+        stats, counts, reg = [], [], []
+        for g in groups:
+            every = (self._noisy[g], self._count[g].sum(),
+                     lam + shift(var * self._releases[g].sum()))
+            latest = (self._latest[g], self._latest_count[g].sum(),
+                      lam + shift(var * np.count_nonzero(self._latest_count[g])))
+            pick = latest if latest[2] * every[1] < every[2] * latest[1] else every
+            stats.append(pick[0].sum(axis=0))
+            counts.append(pick[1])
+            reg.append(pick[2])
+        return np.stack(stats), np.array(counts), np.array(reg)
+
+    def _reads_raw(self, detection: bool) -> bool:
+        """Whether local deletion (detection=True) or the phase uploads read raw statistics."""
+        if self.plan is None or self.plan.variant == "no-noise":
+            return True
+        return detection and self.plan.detection == "raw"
 
     def _prune_local(self) -> None:
-        stats, counts, reg = self._user_view()
+        singles = [np.array([u]) for u in range(self.config.n_users)]
+        stats, counts, reg = self._view(singles, self._reads_raw(detection=True))
         d = self.config.dim
         theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)
-        for users, graph in zip(self.server_users, self.graphs):
+        for users, graph in zip(self.server_users, self.graphs, strict=True):
             prune_local(graph, theta[users], counts[users], self.config.alpha)
 
     def _local_clusters(self) -> tuple[np.ndarray, list[np.ndarray]]:
         servers, members = [], []
-        for s, (users, graph) in enumerate(zip(self.server_users, self.graphs)):
+        for s, (users, graph) in enumerate(zip(self.server_users, self.graphs, strict=True)):
             labels = graph.labels
             for label in np.unique(labels):
                 servers.append(s)
@@ -210,9 +237,10 @@ class FederatedClub(Policy):
         return np.array(servers), members
 
     def _phase_uploads(self, members: list[np.ndarray]) -> tuple[tuple, BaseStats]:
-        """What each local cluster uploads: (merge stats, reg) and the renewal base."""
+        """What each local cluster uploads: the statistics the merge test reads (with
+        their counts and regulariser) and the renewal base (all data so far)."""
         d, n_c = self.config.dim, len(members)
-        raw = self.plan is None or self.plan.variant == "no-noise"
+        raw = self._reads_raw(detection=False)
         cum = self._gram if raw else self._noisy
         gram = np.stack([cum[m].sum(axis=0) for m in members])
         counts = np.array([self._count[m].sum() for m in members])
@@ -220,14 +248,7 @@ class FederatedClub(Policy):
         if self.plan is not None:
             variance = np.array([self._releases[m].sum() for m in members]) * self.plan.sigma_det**2
         base = BaseStats(gram[:, :d, :d], gram[:, :d, d], counts, variance)
-        lam = self.config.lam
-        if raw:
-            return (gram, counts, np.full(n_c, lam)), base
-        latest = np.stack([self._latest[m].sum(axis=0) for m in members])
-        active = np.array([np.count_nonzero(self._latest_count[m]) for m in members])
-        reg = lam + np.array([self.plan.shift(a * self.plan.sigma_det**2) for a in active])
-        latest_counts = np.array([self._latest_count[m].sum() for m in members])
-        return (latest, latest_counts, reg), base
+        return self._view(members, raw), base
 
     def _merge(self, merge: tuple, servers: np.ndarray) -> np.ndarray:
         stats, counts, reg = merge
@@ -241,14 +262,15 @@ class FederatedClub(Policy):
         self._cluster_of_local = layout.cluster.astype(np.intp)
         for c, users in enumerate(members):
             self._local_of_user[users] = c
-        smallest = [min(int(u.min()) for u, k in zip(members, layout.cluster) if k == g)
-                    for g in range(layout.n_global)]
-        self._labels = np.array(smallest)[layout.cluster[self._local_of_user]]
+        smallest = np.full(layout.n_global, self.config.n_users)
+        for users, k in zip(members, layout.cluster, strict=True):
+            smallest[k] = min(smallest[k], int(users.min()))
+        self._labels = smallest[layout.cluster[self._local_of_user]]
         self._max_clusters = max(self._max_clusters, layout.n_global)
         self._comm.record("download", layout.n_local, layout.n_local * self._upload_bytes(),
                           round=t)
         if self.plan is not None:
-            for s, users in zip(layout.servers, members):
+            for s, users in zip(layout.servers, members, strict=True):
                 unit = f"server {int(s)}, local cluster {sorted(int(u) for u in users)}, " \
                        f"tree from round {t}"
                 self._ledgers.append(self.plan.open_ledger(unit))

@@ -33,8 +33,14 @@ from typing import Any
 import numpy as np
 
 from accounting.validation import check_count
-from audits import AuditReport, Claim, LinearDiscriminant, NeighbouringPair, ThresholdTester
-from audits import run_audit
+from audits import (
+    AuditReport,
+    Claim,
+    LinearDiscriminant,
+    NeighbouringPair,
+    ThresholdTester,
+    run_audit,
+)
 
 from ..envs.clustered import seed000_environment
 from ..errors import RewardError, ShapeError

@@ -7,7 +7,8 @@ FCLUB, FCLUB-DC and CDP-FCLUB-DC, from plain keyword settings.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,8 +21,8 @@ from .algorithm import FederatedClub
 from .config import FclubConfig, server_of_users
 from .privacy import CdpPlan
 
-ALGORITHMS = ("fclub", "fclub-dc", "cdp-fclub-dc", "club", "sclub", "linucb-per-user",
-              "homo", "homo-dc")
+ALGORITHMS = ("fclub", "fclub-dc", "cdp-fclub-dc", "club-per-server", "sclub-per-server",
+              "linucb-per-user", "homo", "homo-dc")
 # FclubConfig fields a name fixes (the rest come from keyword settings)
 _FEDERATED = {
     "fclub": {"sync": "instant", "detect": True},
@@ -30,6 +31,8 @@ _FEDERATED = {
     "homo": {"sync": "instant", "detect": False},
     "homo-dc": {"sync": "delayed", "detect": False},
 }
+_CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
+                "beta_scale", "noise_scale", "conf_delta", "theta_bound", "item_bound"}
 _PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "variant", "sampler")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
 
@@ -97,6 +100,9 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
     settings = dict(settings)
     if name in _FEDERATED:
         plan_settings = _split(settings, _PLAN_KEYS)
+        unknown = sorted(set(settings) - _CONFIG_KEYS)
+        if unknown:
+            raise config_error("settings", unknown, f"FclubConfig fields {sorted(_CONFIG_KEYS)}")
         config = FclubConfig(dim, n_users, n_servers, **_FEDERATED[name], **settings)
         plan = None
         if name == "cdp-fclub-dc":
@@ -115,9 +121,9 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
         policy: Policy = LinUCB(dim, n_users, **radius)
         policy.name = name
         return policy
-    if name in ("club", "sclub"):
-        cls = CLUB if name == "club" else SCLUB
-        extra = _split(settings, ("alpha", "alpha_p") if name == "sclub" else ("alpha",))
+    if name in ("club-per-server", "sclub-per-server"):
+        cls = CLUB if name == "club-per-server" else SCLUB
+        extra = _split(settings, ("alpha", "alpha_p") if cls is SCLUB else ("alpha",))
         if settings:
             raise config_error("settings", sorted(settings), f"radius keys and alpha for {name}")
         return PerServer(lambda n: cls(dim, n, **radius, **extra), n_users, n_servers, name)

@@ -75,6 +75,6 @@ def merge_global(theta: np.ndarray, counts: np.ndarray, servers: np.ndarray,
 def partition_of(members: list[np.ndarray], labels: np.ndarray) -> Partition:
     """The global partition as a set of sets of local clusters (each a frozenset of users)."""
     groups: dict[int, set] = {}
-    for users, k in zip(members, labels):
+    for users, k in zip(members, labels, strict=True):
         groups.setdefault(int(k), set()).add(frozenset(int(u) for u in users))
     return frozenset(frozenset(g) for g in groups.values())

@@ -257,7 +257,7 @@ class CdpPlan:
 
     def beta_terms(self, variance: float, clusters: int, *, lam: float, noise_scale: float,
                    theta_bound: float) -> tuple[float, float, float, float]:
-        """(a, r, d rho_min, c) with beta(n) = noise_scale sqrt(a + d ln(r + n / (d rho_min))) + c."""
+        """(a, r, d rho_min, c): beta(n) = noise_scale sqrt(a + d ln(r + n / (d rho_min))) + c."""
         rho = self.matrix_radius(variance)
         rmin, rmax = lam + rho, lam + 3.0 * rho
         kappa = self.vector_radius(variance) / math.sqrt(rmin)

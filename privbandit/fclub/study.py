@@ -1,8 +1,10 @@
 """Registration of the FCLUB family for studies (`privbandit.registry`).
 
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
-calibration "tight" | "paper"), "club", "sclub", "linucb-per-user", "homo",
-"homo-dc".  A run builds seed 000's synthetic environment from the study's
+calibration "tight" | "paper"), "club-per-server", "sclub-per-server" (the
+seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
+versions registered by `privbandit.policies.study`), "linucb-per-user",
+"homo", "homo-dc".  A run builds seed 000's synthetic environment from the study's
 `environment` table (dim, users, clusters, servers, items; optional gap) and
 plays `horizon` rounds.
 
@@ -40,8 +42,8 @@ _DESCRIPTIONS = {
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
     "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
                     "(epsilon, delta, L, m)-CDP",
-    "club": "CLUB (Gentile et al. 2014) run separately on each local server",
-    "sclub": "SCLUB (Li et al. 2019) run separately on each local server",
+    "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
+    "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
     "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
@@ -97,7 +99,7 @@ def _defaults(name: str) -> dict[str, Any]:
         return dict(PRIVATE_DEFAULTS)
     if name in ("fclub", "fclub-dc", "homo", "homo-dc"):
         return dict(FEDERATED_DEFAULTS)
-    return {"alpha": 1.5} if name in ("club", "sclub") else {}
+    return {"alpha": 1.5} if name in ("club-per-server", "sclub-per-server") else {}
 
 
 def _entries() -> list[AlgorithmEntry]:

@@ -122,9 +122,10 @@ class InstantSync:
 class DelayedSync:
     """FCLUB-DC's asynchronous protocol (Algorithms 3-4), optionally privatized by a `CdpPlan`.
 
-    Arrays by local cluster c: S (synchronized Gram), u, n_sync and ln det S; the raw upload buffer R, r, n_buf; the download
-    buffer; by global cluster k: S_g, u_g, n_g and ln det S_g.  Private runs
-    also keep one tree privatizer per c and the noisy prefix at c's last upload.
+    Arrays by local cluster c: S (synchronized Gram), u, n_sync and ln det S;
+    the raw upload buffer R, r, n_buf; the download buffer; by global cluster
+    k: S_g, u_g, n_g and ln det S_g.  Private runs also keep one tree
+    privatizer per c and the noisy prefix at c's last upload.
     """
 
     def __init__(self, dim: int, lam: float, upload: float, download: float,

@@ -1,6 +1,7 @@
 """audits.assertions: verdicts, messages, determinism, speed at the quick count, bad input."""
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -22,6 +23,9 @@ from mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask
 from mechanisms.samplers import FAST
 
 PAIR = NeighbouringPair(0.0, 1.0, "scalars at distance 1", "0 vs 1")
+LAP = LaplaceEvent(10.0, 1.0)
+GAUSS = GaussianEvent(4.0, 1.0)
+MASKED = NotDifferentiallyPrivate("orthogonal mask")
 
 
 def laplace(scale: float):
@@ -69,20 +73,64 @@ def test_same_seed_same_verdict_and_numbers():
     assert refuted[0] == refuted[1]
 
 
-@pytest.mark.parametrize("build", [
-    lambda: (ReleaseAdapter(LaplaceMeans(1.0, 0.0, 1.0, 10, sampler=FAST).release),
-             NeighbouringPair(np.full((3, 10), 0.5), np.r_[[[1.0] + [0.5] * 9], np.full((2, 10),
-                              0.5)], "agent-level"), 1.0, {}),
-    lambda: (ReleaseAdapter(GaussianVector.from_privacy(1.0, 1e-5, 1.0, sampler=FAST).release),
-             NeighbouringPair(np.zeros(2), np.array([0.6, 0.8]), "replace-one"),
-             GaussianVector.from_privacy(1.0, 1e-5, 1.0, sampler=FAST).event,
-             dict(delta=1e-5, tester=GaussianDPTester(Projection(np.array([0.6, 0.8]))))),
-])
-def test_each_audit_takes_under_two_seconds_at_the_quick_count(build):
-    mechanism, pair, claimed, extra = build()
+def audit_laplace_means():
+    mech = LaplaceMeans(1.0, 0.0, 1.0, 10, sampler=FAST)
+    rewards = np.full((3, 10), 0.5)
+    moved = rewards.copy()
+    moved[0, 0] = 1.0
+    pair = NeighbouringPair(rewards, moved, "agent-level", "one reward 0.5 -> 1")
+    assert_consistent(ReleaseAdapter(mech.release), pair, mech.event, samples="quick")
+
+
+def audit_gaussian_vector():
+    mech = GaussianVector.from_privacy(1.0, 1e-5, 1.0, sampler=FAST)
+    canary = np.array([0.6, 0.8])
+    assert_consistent(ReleaseAdapter(mech.release), NeighbouringPair(np.zeros(2), canary, "r"),
+                      mech.event, delta=1e-5, samples="quick",
+                      tester=GaussianDPTester(Projection(canary)))
+
+
+def charged_thousand_releases():
+    ledger = Ledger("u", 1e6, 1e-5, "rdp")
+    for _ in range(1000):
+        ledger.charge(GAUSS)
+    assert_charged(ledger, RepeatedEvent(GAUSS, 1000))
+
+
+def lossless_on_a_large_batch():
+    rng = np.random.default_rng(0)
+    assert_lossless(OrthogonalMask.generate((10, 10, 12), rng), rng.normal(size=(200, 20, 32)))
+
+
+@pytest.mark.parametrize("check", [audit_laplace_means, audit_gaussian_vector,
+                                   charged_thousand_releases, lossless_on_a_large_batch])
+def test_each_assertion_takes_under_two_seconds_at_the_quick_count(check):
     start = time.process_time()
-    assert_consistent(mechanism, pair, claimed, samples="quick", **extra)
+    check()
     assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize("rng, text", [
+    (5, "seed 5"), (np.random.default_rng([0, 9]), "rng seeded with [0, 9]"),
+    (np.random.default_rng(4).spawn(1)[0], "rng seeded with 4, spawn key (0,)"),
+])
+def test_refutation_says_how_to_rebuild_the_generator(rng, text):
+    with pytest.raises(ClaimRefuted, match=rf"per side, 1 pair\(s\), {re.escape(text)}\n"):
+        assert_consistent(laplace(0.25), PAIR, 1.0, rng=rng)
+
+
+def test_pair_generators_are_called_pair_count_times():
+    calls = []
+
+    def pairs(rng):
+        calls.append(rng)
+        return NeighbouringPair(0.0, float(len(calls)), "scalars", f"0 vs {len(calls)}")
+
+    with pytest.raises(ClaimRefuted) as caught:
+        assert_consistent(laplace(1.0), pairs, 1.0, pair_count=3)
+    assert len(calls) == 3 and caught.value.report.pairs_tested == 3
+    assert caught.value.report.pair == "0 vs 3"  # the pair at distance 3 refutes epsilon = 1
+    assert "3 pair(s), seed 0" in str(caught.value)
 
 
 def test_claims_in_every_accepted_form_agree():
@@ -112,13 +160,15 @@ def test_claims_in_every_accepted_form_agree():
     (dict(rng=-1), r"^rng must be a numpy.random.Generator or a seed \(an int >= 0\); got -1"),
     (dict(rng=None), r"^rng must be"),
     (dict(confidence=1.0), r"^confidence must be"),
-    (dict(pairs=[]), r"^pairs must be a NeighbouringPair"),
+    (dict(pair_generator=[]), r"^pair_generator must be rng -> NeighbouringPair, a Neighbour"),
+    (dict(pair_generator=[PAIR, (0.0, 1.0)]), r"^pair_generator must be"),
+    (dict(pair_generator=lambda rng: (0.0, 1.0)), r"^pairs must be a NeighbouringPair"),
 ])
 def test_bad_input_is_refused_with_the_parameter_named(kwargs, match):
-    args = dict(mechanism=laplace(1.0), pairs=PAIR, claimed=1.0)
+    args = dict(mechanism=laplace(1.0), pair_generator=PAIR, claimed=1.0)
     args.update(kwargs)
     with pytest.raises(InvalidParameterError, match=match):
-        assert_consistent(args.pop("mechanism"), args.pop("pairs"), args.pop("claimed"), **args)
+        assert_consistent(**args)
 
 
 @pytest.mark.parametrize("spec, count", [("quick", QUICK_SAMPLES), ("FULL", FULL_SAMPLES),
@@ -135,9 +185,6 @@ def test_resolve_samples_refuses(spec):
 
 
 # -- assert_charged -------------------------------------------------------------------------
-LAP = LaplaceEvent(10.0, 1.0)
-GAUSS = GaussianEvent(4.0, 1.0)
-MASKED = NotDifferentiallyPrivate("orthogonal mask")
 
 
 def ledger_with(*charges, accountant="rdp") -> Ledger:

@@ -118,13 +118,17 @@ def test_header_marker_and_random_seed(pytester):
         import pytest
 
         @pytest.mark.privacy_audit
-        def test_marked(audit_samples):
+        def test_marked(audit_samples, request):
+            print("OPTION", request.config.getoption("privbandit_seed"))
             assert audit_samples == 50
     """)
-    result = pytester.runpytest("--strict-markers", "--privbandit-audit-samples", "50",
+    result = pytester.runpytest("-s", "--strict-markers", "--privbandit-audit-samples", "50",
                                 "--privbandit-seed", "random")
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r"privbandit: audit samples 50 \(50 per side\), base seed \d+"])
+    text = result.stdout.str()
+    (seed,) = re.findall(r"privbandit: audit samples 50 \(50 per side\), base seed (\d+)", text)
+    # the resolved seed replaces "random" in the options (what xdist workers receive)
+    assert re.findall(r"OPTION (\d+)", text) == [seed]
 
 
 def test_plugin_and_assertions_import_without_hypothesis():

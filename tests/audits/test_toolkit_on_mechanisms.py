@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from accounting import Ledger, RepeatedEvent
 from accounting.errors import InvalidParameterError
-from audits import Claim, GaussianDPTester, LinearDiscriminant, Projection, ReleaseAdapter
+from audits import (
+    Claim,
+    GaussianDPTester,
+    LinearDiscriminant,
+    Projection,
+    ReleaseAdapter,
+    StreamAdapter,
+    tree_factory,
+)
 from audits import strategies as pst
 from audits.assertions import ClaimRefuted, assert_charged, assert_consistent, assert_lossless
 from audits.cases import mechanism_cases
@@ -19,7 +27,6 @@ from audits.controls import (
     tree_drops_node_noise,
     variance_as_std,
 )
-from audits.streams import StreamAdapter, tree_factory
 from mechanisms import GaussianVector, KAnonymousAggregator, LaplaceMeans, TreePrivatizer
 from mechanisms.laplace import pairwise_mean
 from mechanisms.samplers import FAST

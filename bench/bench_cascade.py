@@ -1,0 +1,130 @@
+"""FedC3UCB-H speed at seed 001's full scale: one run, rounds per second, against two references.
+
+Setting: |U| = 40 users, J = 10 clusters, d = 20, 200 items per round, lists
+of K = 4, T = 10^6 rounds (the paper's synthetic experiment), default
+parameters of `privbandit.cascade.study`.
+
+- the run: `run_cascade("fedc3ucb-h", ...)`, i.e. the environment (contexts
+  drawn in blocks) and the policy driven by `privbandit.run.run`; target:
+  under 3 minutes;
+- reference 1, the environment alone (same rounds, a fixed list each round):
+  the floor any policy pays for the 200 x 20 contexts and the click draws;
+- reference 2, the policy alone on the same pre-drawn rounds, with the
+  determinant-lemma trigger (ours) and with a fresh determinant ratio per
+  round (slogdet of Sigma_u + Sigma_loc and of Sigma_u): what the lemma saves.
+
+Wall-clock and CPU seconds are both printed (the machine is shared; CPU
+seconds are what the process itself used).
+
+Usage: python bench/bench_cascade.py [--rounds 1000000] [--ref-rounds 50000]
+Output ends with key: value lines.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from privbandit.cascade import LocalBuffers, fedc3ucb_h
+from privbandit.cascade.study import DEFAULTS, build_environment, run_cascade
+from privbandit.run import seed_streams
+
+SETTING = {"n_users": 40, "n_clusters": 10, "dim": 20, "n_items": 200, "list_len": 4}
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def environment_only(rounds: int, seed: np.random.SeedSequence):
+    """The environment's own cost: observe and act with a fixed list; the rounds it served."""
+    env = build_environment(SETTING, seed)
+    env.reset(seed_streams(seed)["rounds"])
+    action = np.arange(env.list_len)
+
+    def loop():
+        records = []
+        for t in range(rounds):
+            _, user, items = env.observe(t)
+            out = env.act(t, action)
+            records.append((user, items, out.feedback))
+        return records
+
+    return timed(loop)
+
+
+class FreshDeterminantBuffers(LocalBuffers):
+    """The same buffers with the trigger computed the direct way: two slogdets per round."""
+
+    def __init__(self, n_agents, dim, alpha_c, lam):
+        super().__init__(n_agents, dim, alpha_c, lam)
+        self.decision = np.tile(np.eye(dim) * lam, (n_agents, 1, 1))
+
+    def add(self, agent, observed, clicked):
+        self.gram[agent] += observed.T @ observed
+        if clicked is not None:
+            self.moment[agent] += observed[clicked]
+        self.count[agent] += observed.shape[0]
+
+    def exceeded(self, agent):
+        d = self.decision[agent]
+        ratio = np.linalg.slogdet(d + self.gram[agent])[1] - np.linalg.slogdet(d)[1]
+        return bool(ratio > self.log_threshold)
+
+    def reset(self, agent, decision_inv):
+        super().reset(agent, decision_inv)
+        self.decision[agent] = np.linalg.inv(decision_inv)
+
+
+def policy_only(records, horizon: int, fresh: bool):
+    """CPU seconds of select + update of FedC3UCB-H on pre-drawn rounds."""
+    policy = fedc3ucb_h(SETTING["dim"], SETTING["n_users"], SETTING["n_items"],
+                        SETTING["list_len"], horizon, **DEFAULTS)
+    if fresh:
+        policy.buffers = FreshDeterminantBuffers(policy.n_agents, policy.dim, policy.alpha_c,
+                                                 policy.lam)
+    rng = np.random.default_rng(0)
+
+    def loop():
+        for t, (user, items, feedback) in enumerate(records):
+            action = policy.select(items, user, t, rng)
+            policy.update(items, user, action, feedback, t)
+        return policy.comm.rounds
+
+    return timed(loop)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1_000_000)
+    parser.add_argument("--ref-rounds", type=int, default=50_000)
+    args = parser.parse_args()
+    seed = np.random.SeedSequence(2024)
+
+    records, _, env_cpu = environment_only(args.ref_rounds, seed)
+    comm_lemma, _, lemma_cpu = policy_only(records, args.rounds, fresh=False)
+    comm_fresh, _, fresh_cpu = policy_only(records, args.rounds, fresh=True)
+    config = {"horizon": args.rounds, "environment": dict(SETTING)}
+    result, wall, cpu = timed(lambda: run_cascade("fedc3ucb-h", config, seed))
+
+    per = 1e6 / args.ref_rounds  # microseconds per round from seconds over ref_rounds
+    print(f"run: {args.rounds} rounds in {wall:.1f} s wall ({cpu:.1f} s CPU), "
+          f"regret {result.total_regret:.1f}, {result.comm['rounds']} communications")
+    print(f"environment alone: {per * env_cpu:.1f} us CPU per round")
+    print(f"policy alone ({args.ref_rounds} rounds), determinant lemma: {per * lemma_cpu:.1f} us "
+          f"CPU per round ({comm_lemma} comms); fresh determinants: {per * fresh_cpu:.1f} us "
+          f"({comm_fresh} comms)")
+    print(f"rounds_per_second: {args.rounds / wall:.0f}")
+    print(f"rounds_per_cpu_second: {args.rounds / cpu:.0f}")
+    print(f"run_wall_seconds: {wall:.1f}")
+    print(f"run_cpu_seconds: {cpu:.1f}")
+    print(f"under_3_minutes_cpu: {'yes' if cpu < 180 else 'no'}")
+    print(f"run_vs_environment_alone: {cpu / args.rounds / (env_cpu / args.ref_rounds):.2f}")
+    print(f"fresh_determinant_vs_lemma_policy: {fresh_cpu / lemma_cpu:.2f}")
+
+
+if __name__ == "__main__":
+    main()

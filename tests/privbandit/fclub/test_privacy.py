@@ -1,0 +1,168 @@
+"""CdpPlan: calibration (tight | paper), ledgers, Definition 2's bounds, and the public
+code's privacy flaws (notes/seed-clarifications.md, seed 000), one test each."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounting import PAPER_TREE_VARIANCES, ExactGaussianAccountant, calibrate_gaussian_sigma
+from mechanisms.samplers import FAST
+from privbandit.fclub import CdpPlan, make_policy
+from privbandit.fclub.audit import AuditWorld, TranscriptMechanism, canary_pair
+
+EPS = st.floats(0.05, 20.0)
+DELTA = st.floats(1e-8, 0.3)
+
+
+def plan(eps=1.0, delta=0.1, **kw):
+    return CdpPlan(eps, delta, kw.pop("horizon", 1000), kw.pop("dim", 3), kw.pop("n_users", 8),
+                   **kw)
+
+
+@given(EPS, DELTA, st.floats(0.05, 0.95))
+def test_tight_calibration_spends_exactly_the_budget(eps, delta, share):
+    p = plan(eps, delta, detection_share=share)
+    spent = p.spent_epsilon()
+    assert spent <= eps * (1 + 1e-9)
+    assert spent >= eps * (1 - 1e-6)
+    # the record's mu^2 splits as asked between the per-user release and the tree
+    det = p.det_event.mu**2
+    tree = p.tree_event.nodes_per_record * p.tree_event.node_event.mu**2
+    assert det / (det + tree) == pytest.approx(share, rel=1e-9)
+
+
+@given(EPS, DELTA)
+def test_paper_calibration_is_the_seed_formula_and_looser(eps, delta):
+    tight, paper = plan(eps, delta), plan(eps, delta, calibration="paper")
+    s = paper.tree_event.node_event.l2_sensitivity
+    nu_eff = paper.nodes / (1 - paper.detection_share)
+    # flaw 2 of the public code: the formula is a variance, never passed as a std
+    assert paper.sigma_tree**2 == pytest.approx(
+        PAPER_TREE_VARIANCES["seed000"](eps, delta, s, nu_eff), rel=1e-12)
+    assert paper.sigma_tree > tight.sigma_tree
+    assert paper.sigma_det / paper.sigma_tree == pytest.approx(
+        tight.sigma_det / tight.sigma_tree, rel=1e-9)
+    assert paper.spent_epsilon() <= eps
+
+
+def test_tight_matches_the_accounting_layer():
+    p = plan(2.0, 1e-5, detection_share=0.5)
+    s = p.tree_event.node_event.l2_sensitivity
+    expected = calibrate_gaussian_sigma(2.0, 1e-5, s, nodes_per_record=p.nodes) * math.sqrt(2)
+    assert p.sigma_tree == pytest.approx(expected, rel=1e-12)
+
+
+def test_tree_nodes_carry_sigma_tree_as_a_standard_deviation():
+    p = plan(1.0, 0.1, horizon=4096, dim=4)
+    tree, rng = p.new_tree(), np.random.default_rng(3)
+    zero = np.zeros((5, 5))
+    prefixes = np.stack([tree.add(zero, rng) for _ in range(4096)])
+    # at odd steps the prefix gains exactly one fresh level-0 node
+    fresh = prefixes[2::2] - prefixes[1:-1:2]
+    off = fresh[:, np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]]
+    assert off.std() == pytest.approx(p.sigma_tree, rel=0.05)
+    assert tree.event == p.tree_event
+
+
+def test_ledgers_charge_the_record_event_and_note_raw_detection():
+    p = plan()
+    ledger = p.open_ledger("server 0, local cluster [0, 1]")
+    assert ledger.events == (p.record_event,)
+    assert ledger.spent()[0] <= p.epsilon * (1 + 1e-9)
+    assert ledger.summary()["not_dp_releases"] == []
+    raw = plan(detection="raw").open_ledger("server 0")
+    assert raw.summary()["not_dp_releases"][0].startswith("local partition computed from raw")
+    acc = ExactGaussianAccountant().compose(p.record_event)
+    assert acc.epsilon(p.delta) == pytest.approx(p.epsilon, rel=1e-6)
+
+
+def test_matrix_radius_bounds_summed_symmetric_noise():
+    p = plan(dim=5)
+    rng, variance = np.random.default_rng(11), 7.0
+    norms = []
+    for _ in range(300):  # seven nodes of unit variance, summed: one of variance 7
+        noise = sum(FAST.symmetric_gaussian(1.0, 6, rng) for _ in range(7))
+        norms.append(np.linalg.norm(noise[:5, :5], 2))
+        assert np.linalg.norm(noise[:5, 5]) <= p.vector_radius(variance)
+    assert max(norms) <= p.matrix_radius(variance)
+    assert np.mean(norms) >= 0.2 * p.matrix_radius(variance)  # not absurdly loose
+
+
+@given(st.floats(0.0, 1e4), st.floats(0.0, 1e4), st.integers(0, 10**6))
+def test_beta_grows_with_the_noise_and_is_finite_at_count_zero(v1, v2, count):
+    p, kw = plan(), {"lam": 1.0, "noise_scale": 0.5, "theta_bound": 1.0}
+    lo, hi = sorted((v1, v2))
+    b_lo, b_hi = p.beta(lo, count, 4, **kw), p.beta(hi, count, 4, **kw)
+    assert math.isfinite(b_lo) and b_lo > 0  # flaw 4: never NaN or complex, even at t = 0
+    assert b_hi >= b_lo * (1 - 1e-12)
+    assert p.beta(lo, 0, 4, **kw) <= b_lo
+
+
+def test_beta_without_noise_is_the_ridge_radius():
+    p, d = plan(dim=3), 3
+    beta = p.beta(0.0, 100, 4, lam=1.0, noise_scale=0.5, theta_bound=1.0)
+    expected = 0.5 * math.sqrt(2 * math.log(4 / p.failure) + d * math.log(1 + 100 / d)) + 1.0
+    assert beta == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 8.0])
+def test_first_round_is_well_defined(eps):
+    policy = make_policy("cdp-fclub-dc", dim=3, n_users=4, n_servers=2, horizon=50, epsilon=eps,
+                         delta=0.1)
+    items = np.eye(3)
+    action = policy.select(items, 0, 0, np.random.default_rng(0))
+    assert isinstance(action, int) and 0 <= action < 3
+    assert all(math.isfinite(policy.sync.beta(c)) for c in range(len(policy.sync.k_of)))
+
+
+def _zero_run_uploads(variant):
+    mech = TranscriptMechanism(AuditWorld(variant=variant, horizon=24))
+    data = canary_pair(mech).neighbour  # all-zero observations of server 0
+    out = mech(data, np.random.default_rng(5), 1)[0]
+    counts = out[mech.layout["upload_count"]]
+    contents = out[mech.layout["upload_content"]].reshape(len(counts), -1)
+    return counts, contents, out[mech.layout["phase"]]
+
+
+def test_every_uploaded_statistic_carries_noise():
+    # flaw 1: with all-zero data, every upload and phase upload is pure noise, never zero
+    counts, contents, phase = _zero_run_uploads("correct")
+    assert counts.sum() > 0
+    assert np.all(np.abs(contents[counts > 0]).max(axis=1) > 0)
+    assert np.abs(phase).max() > 0
+    # ... while the positive control "no-noise" uploads the raw (zero) statistics
+    counts, contents, _ = _zero_run_uploads("no-noise")
+    assert np.all(contents == 0.0)
+
+
+def test_moment_noise_is_not_read_from_the_gram_block():
+    # flaw 3: h is the last column's first d entries, never a column overlapping H
+    records = []
+
+    class Recorder:
+        def upload(self, t, server, gram, b):
+            records.append((gram.copy(), b.copy()))
+
+        def download(self, t, server):
+            pass
+
+        def phase_upload(self, *args):
+            pass
+
+    policy = make_policy("cdp-fclub-dc", dim=3, n_users=4, n_servers=2, horizon=300,
+                         epsilon=1.0, delta=0.1, observer=Recorder(),
+                         upload_threshold=1.0001, download_threshold=1.0001)
+    rng = np.random.default_rng(2)
+    for t in range(300):
+        items = np.eye(3)
+        a = policy.select(items, t % 4, t, rng)
+        policy.update(items, t % 4, a, 0.0, t)
+    grams = np.stack([g for g, _ in records])
+    moments = np.stack([b for _, b in records])
+    assert len(records) > 20
+    for col in range(3):
+        assert not np.allclose(moments, grams[:, :, col])
+    corr = np.corrcoef(moments.ravel(), grams[:, :, -1].ravel())[0, 1]
+    assert abs(corr) < 0.3
