@@ -24,10 +24,12 @@ Server side (`PrivateCascadeServer`).  Each agent's or cluster's pooled
 noisy Gram matrix gets the regulariser (lam + rho_m) I, where rho_m bounds
 the operator norm of the summed tree noise of m agents with high probability
 (`TreeNoiseBounds`), so the matrix dominates lam I + (true Gram) and stays
-positive definite; the edge test adds to F(arrivals) the estimate's noise
-error (gamma_1 + 2 rho_1 S) / lambda_min(own matrix), where gamma bounds the
-noise of b.  F uses the arrival count (public; at most the observed-item
-count, so the radius is larger than the non-private one).
+positive definite; the edge test's threshold alpha_d (F(T_u) + F(T_v)) gets
+the slack s_u + s_v, s_u = (gamma_1 + rho_1 S) / lambda_min(own matrix) (the
+error V^-1 (h - N theta) the noise adds to an estimate, gamma bounding the
+noise of b; the ridge shift's bias rho V^-1 theta is left out as it is nearly
+common to agents of one cluster).  T counts arrivals (public; at most the
+observed-item count, so F is larger than the non-private one).
 
 Confidence width.  theta~ - theta = V^-1 (g + h - (N + rho I) theta) for the
 pooled matrix V; its V-norm exceeds the non-private radius by at most
@@ -73,7 +75,6 @@ from mechanisms.samplers import FAST, OpenDPSampler
 from mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
-from ..kernels import club_confidence
 from ..policies.base import check_user
 from .algorithm import FederatedCascadeUCB
 from .server import CascadeServer
@@ -133,9 +134,10 @@ class PrivateCascadeServer(CascadeServer):
         self.floor[agent] = max(float(np.linalg.eigvalsh(own)[0]), self.lam)
         return super()._after_upload(agent)
 
-    def edge_radii(self, agents: np.ndarray) -> np.ndarray:
-        bias = self.noise.gamma(1) + 2.0 * self.noise.rho(1) * self.theta_bound
-        return club_confidence(self.count[agents]) + bias / self.floor[agents]
+    def estimate_slack(self, agents: np.ndarray) -> np.ndarray:
+        """||V^-1 (h - N theta)|| <= (gamma_1 + rho_1 S) / lambda_min(V): the noise's error."""
+        noise = self.noise.gamma(1) + self.noise.rho(1) * self.theta_bound
+        return noise / self.floor[agents]
 
 
 class CDPFedC3UCBH(FederatedCascadeUCB):

@@ -8,7 +8,8 @@ start.  After each upload of agent u it
 1. adds the upload to u's server data and refreshes theta_ser[u];
 2. deletes the edge (u, v) for every neighbour v with
    ||theta_ser[u] - theta_ser[v]|| > alpha_d (F(T_ser[u]) + F(T_ser[v])),
-   F(T) = sqrt((1 + ln(1 + T)) / (1 + T))                     (Alg. 3, line 9);
+   F(T) = sqrt((1 + ln(1 + T)) / (1 + T))                     (Alg. 3, line 9)
+   (a subclass may add a per-agent slack, `estimate_slack`);
 3. finds u's connected component V and returns the cluster statistics
    Sigma_clu = lam I + sum_{v in V} Sigma_ser[v] and theta_clu = Sigma_clu^-1 b_clu.
 
@@ -82,8 +83,9 @@ class CascadeServer:
         if others.size == 0:
             return
         gaps = np.linalg.norm(self.theta[others] - self.theta[agent], axis=1)
-        radii = self.edge_radii(np.append(others, agent))
-        far = others[gaps > self.alpha_d * (radii[:-1] + radii[-1])]
+        both = np.append(others, agent)
+        radii = self.alpha_d * club_confidence(self.count[both]) + self.estimate_slack(both)
+        far = others[gaps > radii[:-1] + radii[-1]]
         if far.size:
             self.graph.delete_edges(agent, far)
             self.deleted += int(far.size)
@@ -92,9 +94,9 @@ class CascadeServer:
         """The regulariser added to the pooled data of `members` agents: lam I."""
         return self._ridge
 
-    def edge_radii(self, agents: np.ndarray) -> np.ndarray:
-        """The per-agent term of the deletion threshold: F(T_ser) (CLUB's radius surrogate)."""
-        return club_confidence(self.count[agents])
+    def estimate_slack(self, agents: np.ndarray) -> np.ndarray:
+        """Extra error of each agent's estimate added to the deletion threshold (none here)."""
+        return np.zeros(agents.size)
 
     # -- what the server knows --------------------------------------------------------
     def members(self, agent: int) -> np.ndarray:

@@ -48,12 +48,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=None, help="results folder (default: results/<study>)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="results folder (default: results/<study>)")
     p.add_argument("--seed", type=int, default=None, help="base seed (overrides the study's)")
     p.add_argument("--horizon", type=int, default=None, help="horizon (overrides the study's)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, help="local worker processes (default: cores)")
-    where.add_argument("--scheduler", default=None, help="a Dask scheduler address, e.g. tcp://host:8786")
+    where.add_argument("--workers", type=int, default=None,
+                       help="local worker processes (default: cores)")
+    where.add_argument("--scheduler", default=None,
+                       help="a Dask scheduler address, e.g. tcp://host:8786")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
 
 
@@ -150,8 +153,8 @@ def cmd_study_plot(args) -> int:
 
 
 def cmd_account(args) -> int:
-    from .runner import run_seed
     from ..registry import get_algorithm
+    from .runner import run_seed
 
     spec = _load(args.file, args.seed, args.horizon)
     printed = 0

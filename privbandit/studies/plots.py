@@ -46,7 +46,7 @@ def plot_regret_curves(records: list[dict[str, Any]], path: Path) -> Path:
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False)
-    for ax, eps in zip(axes.flat, panels):
+    for ax, eps in zip(axes.flat, panels, strict=False):
         for (label, _, cell), group in groups.items():
             cell_eps = dict(cell).get("epsilon")
             if cell_eps is not None and cell_eps != eps:
@@ -81,7 +81,7 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
         series.setdefault(_name(label, cell), []).append((eps, final.mean(), final.std()))
     for name, pts in series.items():
         pts.sort()
-        e, m, s = (np.array(v) for v in zip(*pts))
+        e, m, s = (np.array(v) for v in zip(*pts, strict=True))
         ax.errorbar(e, m, yerr=s, marker="o", capsize=3, label=name)
     ax.set_xscale("log")
     ax.set_xlabel("epsilon (log scale)")

@@ -102,7 +102,8 @@ class AlgorithmSpec:
 
     def cells(self) -> list[dict[str, Any]]:
         keys = sorted(self.grid)
-        return [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))]
+        combos = itertools.product(*(self.grid[k] for k in keys))
+        return [dict(zip(keys, values, strict=True)) for values in combos]
 
 
 @dataclass(frozen=True)
@@ -202,22 +203,32 @@ def _check_privacy(where, entry, merged, grid, params) -> None:
         for v in values:
             _privacy_value(f"{where}.{key}", key, v, entry)
     if entry.private and "epsilon" not in merged:
-        raise config_error(f"{where}.grid.epsilon", None, f"a list of epsilons > 0 ({entry.name} is private)")
+        raise config_error(
+            f"{where}.grid.epsilon", None, f"a list of epsilons > 0 ({entry.name} is private)"
+        )
     if entry.needs_delta and "delta" not in merged:
-        raise config_error(f"{where}.grid.delta", None, f"a list of deltas in (0, 1) ({entry.name} needs one)")
+        raise config_error(
+            f"{where}.grid.delta", None, f"a list of deltas in (0, 1) ({entry.name} needs one)"
+        )
     if not entry.private and any(k in merged for k in ("epsilon", "delta", "calibration")):
-        raise config_error(where, entry.name, "a private algorithm to take epsilon/delta/calibration")
+        raise config_error(
+            where, entry.name, "a private algorithm to take epsilon/delta/calibration"
+        )
 
 
 def _privacy_value(name: str, key: str, v: Any, entry) -> None:
     if key == "epsilon":
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+        if not _real(v) or not (math.isfinite(v) and v > 0):
             raise config_error(name, v, "a finite number > 0")
     elif key == "delta":
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+        if not _real(v) or not (0 < v < 1):
             raise config_error(name, v, "a number in (0, 1)")
     elif v not in entry.calibrations:
         raise config_error(name, v, f"one of {list(entry.calibrations)}")
+
+
+def _real(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float))
 
 
 def _int(name: str, value: Any, minimum: int) -> int:

@@ -69,7 +69,7 @@ def write_summary(records: list[dict[str, Any]], out_dir: Path) -> Path:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
     path = Path(out_dir) / "summary.csv"
     write_atomic(path, buf.getvalue())
     return path

@@ -31,7 +31,8 @@ def test_grid_expands_to_product_times_seeds():
 
 
 def test_run_ids_are_stable_across_loads():
-    assert [r.run_id for r in parse_study(GOOD).runs()] == [r.run_id for r in parse_study(GOOD).runs()]
+    ids = [r.run_id for r in parse_study(GOOD).runs()]
+    assert ids == [r.run_id for r in parse_study(GOOD).runs()]
 
 
 BAD = [

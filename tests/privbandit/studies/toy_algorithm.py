@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from accounting import LaplaceEvent, Ledger
-from privbandit.registry import AlgorithmEntry, _REGISTRY, register_algorithm
+from privbandit.registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from privbandit.result import RunResult
 
 
