@@ -27,6 +27,7 @@ REGISTRATION_MODULES: tuple[str, ...] = (
     "privbandit.fedmab.study",
     "privbandit.cascade.study",
     "privbandit.fclub.study",
+    "privbandit.vertical.study",
 )
 
 

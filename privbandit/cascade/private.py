@@ -35,7 +35,10 @@ Confidence width.  theta~ - theta = V^-1 (g + h - (N + rho I) theta) for the
 pooled matrix V; its V-norm exceeds the non-private radius by at most
 (gamma_m + 2 rho_m S) / sqrt(lambda_min(V)) (Shariff & Sheffet 2018, Prop. 4
 without the PSD shift), so agent u uses beta + noise_width_scale * that term,
-refreshed at every download.
+refreshed at every download.  noise_width_scale="matched" (default) scales
+the noise term like the rest of the radius: by beta / lemma6_beta(...), the
+fraction of the theoretical radius that the practical beta is (beta_scale
+when beta="lemma6"); 1.0 adds the full theoretical term.
 
 Privacy guarantee
 -----------------
@@ -77,6 +80,7 @@ from mechanisms.tree import TreePrivatizer
 from ..errors import config_error
 from ..policies.base import check_user
 from .algorithm import FederatedCascadeUCB
+from .radius import lemma6_beta
 from .server import CascadeServer
 
 SAMPLERS = ("fast", "exact")
@@ -168,7 +172,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         accountant: str = "exact-gaussian",
         sampler: str = "fast",
         noise_level: float = 0.1,
-        noise_width_scale: float = 1.0,
+        noise_width_scale: float | str = "matched",
         alpha_d: float = 4.0,
         theta_bound: float = 1.0,
         **kwargs: Any,
@@ -182,7 +186,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         if sampler not in SAMPLERS:
             raise config_error("sampler", sampler, f"one of {SAMPLERS}")
         self.theta_bound = check_positive("theta_bound", theta_bound)
-        self.noise_width_scale = check_positive("noise_width_scale", noise_width_scale)
+        self.noise_width_scale = self._width_scale(noise_width_scale)
         bound = 1.0 if self.item_bound is None else self.item_bound
         self.record_norm = self.list_len * bound * bound + 1.0
         shape = (self.dim + 1, self.dim + 1)
@@ -213,6 +217,20 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self._uploaded = np.zeros_like(self._prefix)
         self._eye = np.eye(self.dim)
         self._rng: np.random.Generator | None = None
+
+    def _width_scale(self, value: float | str) -> float:
+        """"matched": the fraction of the theoretical radius the base radius is (see docs)."""
+        if value != "matched":
+            if isinstance(value, str):
+                raise config_error("noise_width_scale", value, "'matched' or a number > 0")
+            return check_positive("noise_width_scale", value)
+        if self.radius.beta == "lemma6":
+            return self.radius.scale
+        theory = lemma6_beta(dim=self.dim, n_agents=self.n_agents, alpha_c=self.alpha_c,
+                             list_len=self.list_len, horizon=self.horizon, lam=self.lam,
+                             noise_scale=self.radius.noise_scale,
+                             theta_bound=self.radius.theta_bound, delta=self.radius.delta)
+        return self.beta / theory
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
         self._rng = rng  # the tree noise of this round's update comes from the policy stream

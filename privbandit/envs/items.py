@@ -1,7 +1,9 @@
 """Item sources: the documented distributions of each round's K item vectors.
 
 Each source draws a whole block of rounds in one call: `draw(rounds, rng)`
-returns a (rounds, K, d) float64 array whose rows have norm <= `bound`.
+returns a read-only (rounds, K, d) float64 array whose rows have norm <= `bound`,
+validated as a whole when drawn (`policies.base.mark_validated`), so policies
+skip the per-round norm check for these items.
 
 - `SphereItems`: standard Gaussian vectors normalised to unit norm, i.e.
   uniform on the sphere (seed 001's synthetic items; seed 003's N(0, 0.05 I)
@@ -14,6 +16,7 @@ returns a (rounds, K, d) float64 array whose rows have norm <= `bound`.
 """
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -22,9 +25,13 @@ import numpy as np
 from accounting.validation import check_positive
 
 from ..errors import NormBoundError, ShapeError, config_error
-from ..policies.base import check_dim
+from ..policies.base import check_dim, mark_validated
 
 _NORM_SLACK = 1e-9
+# Normalised rows have norm 1 up to rounding of order dim * 2^-53, far inside the policies'
+# 1e-9 slack, when the normaliser is finite and well above underflow and dim is moderate.
+_MIN_NORMALISER = 1e-100
+_MAX_NORMALISED_DIM = 100_000
 
 
 class ItemSource(ABC):
@@ -36,16 +43,23 @@ class ItemSource(ABC):
 
     @abstractmethod
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        """Items of `rounds` rounds, (rounds, K, d), in one vectorized draw."""
+        """Items of `rounds` rounds, (rounds, K, d), in one vectorized draw (read-only)."""
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description."""
 
 
-def _unit_rows(g: np.ndarray) -> np.ndarray:
-    g /= np.sqrt(np.einsum("...d,...d->...", g, g))[..., None]
-    return g
+def _unit_rows(g: np.ndarray) -> bool:
+    """Normalise the rows of g in place; True if every row then has norm 1 up to rounding."""
+    norms = np.sqrt(np.einsum("...d,...d->...", g, g))
+    g /= norms[..., None]
+    # NaN fails both comparisons; an infinite or vanishing normaliser leaves the block unmarked
+    return (
+        g.shape[-1] <= _MAX_NORMALISED_DIM
+        and bool(norms.min() > _MIN_NORMALISER)
+        and math.isfinite(norms.max())
+    )
 
 
 class SphereItems(ItemSource):
@@ -57,7 +71,8 @@ class SphereItems(ItemSource):
         self.bound = 1.0
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        return _unit_rows(rng.standard_normal((rounds, self.n_items, self.dim)))
+        g = rng.standard_normal((rounds, self.n_items, self.dim))
+        return mark_validated(g, 1.0 if _unit_rows(g) else math.inf)
 
     def describe(self) -> dict[str, Any]:
         return {"items": "sphere", "dim": self.dim, "n_items": self.n_items}
@@ -75,10 +90,11 @@ class BiasedSphereItems(ItemSource):
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         g = rng.standard_normal((rounds, self.n_items, self.dim - 1))
+        unit = _unit_rows(g)
         out = np.empty((rounds, self.n_items, self.dim))
-        out[..., :-1] = _unit_rows(g) * np.sqrt(0.5)
+        out[..., :-1] = g * np.sqrt(0.5)
         out[..., -1] = np.sqrt(0.5)
-        return out
+        return mark_validated(out, 1.0 if unit else math.inf)
 
     def describe(self) -> dict[str, Any]:
         return {"items": "biased-sphere", "dim": self.dim, "n_items": self.n_items}
@@ -103,6 +119,7 @@ class PoolItems(ItemSource):
                 "n_items", n_items, f"at most the pool's item count {f.shape[0]}"
             )
         norms = np.sqrt(np.einsum("pd,pd->p", f, f))
+        self._max_norm = float(norms.max())  # what drawn blocks are validated against
         if bound is None:
             self.bound = float(norms.max()) or 1.0
         else:
@@ -123,7 +140,7 @@ class PoolItems(ItemSource):
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         keys = rng.random((rounds, self.pool_size))
         idx = np.argpartition(keys, self.n_items - 1, axis=1)[:, : self.n_items]
-        return self.features[idx]
+        return mark_validated(self.features[idx], self._max_norm)
 
     def describe(self) -> dict[str, Any]:
         return {

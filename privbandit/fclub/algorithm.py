@@ -93,13 +93,15 @@ class FederatedClub(Policy):
                                     config.download_threshold, radius, self._comm, privacy,
                                     observer)
         d1 = d + 1
-        # raw cumulative per-user statistics: read unless every reader is private
-        self._keep_raw = privacy is None or privacy.detection == "raw" or (
-            privacy.variant == "no-noise")
-        self._gram = np.zeros((n, d1, d1))
+        # per-user statistics, brought up to date at each phase start from the phase's
+        # observations (kept as rows z = [x, y], so a round costs no O(d^2) update)
+        self._gram = np.zeros((n, d1, d1))      # raw, cumulative
         self._count = np.zeros(n, dtype=np.int64)
-        self._inc = np.zeros((n, d1, d1))       # raw, since the phase started
+        self._inc = np.zeros((n, d1, d1))       # raw, the last phase only
         self._inc_count = np.zeros(n, dtype=np.int64)
+        self._rows = np.empty((0, d1))          # this phase's observations z = [x, y]
+        self._row_users = np.empty(0, dtype=np.intp)
+        self._n_rows = 0
         if privacy is not None:
             self._mech = privacy.detection_mechanism()
             self._noisy = np.zeros((n, d1, d1))  # sum of the user's noisy releases
@@ -140,21 +142,26 @@ class FederatedClub(Policy):
         y = check_reward(feedback)
         if self.plan is not None:
             y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
-        z = np.empty(self.config.dim + 1)
+        z = self._next_row(user) if self.config.detect else np.empty(self.config.dim + 1)
         z[:-1], z[-1] = x, y
-        zz = np.multiply.outer(z, z)
-        if self._keep_raw:
-            self._gram[user] += zz
-        if self.plan is not None:
-            self._inc[user] += zz
-        self._count[user] += 1
-        self._inc_count[user] += 1
-        self.sync.observe(int(self._local_of_user[user]), x, y, zz, t, self._rng)
+        self.sync.observe(int(self._local_of_user[user]), x, y, z, t, self._rng)
+
+    def _next_row(self, user: int) -> np.ndarray:
+        """A view of the next row of the phase buffer (doubled if a caller skips phases)."""
+        i = self._n_rows
+        if i == self._rows.shape[0]:
+            size = max(2 * i, 16)
+            self._rows = np.concatenate((self._rows, np.empty((size - i, self._rows.shape[1]))))
+            self._row_users = np.concatenate((self._row_users, np.empty(size - i, np.intp)))
+        self._row_users[i] = user
+        self._n_rows = i + 1
+        return self._rows[i]
 
     # -- phases (Algorithm 2) ------------------------------------------------------------
     def _start_phase(self, t: int, rng: np.random.Generator) -> None:
         self._phase += 1
         self._next_phase = 2 ** (self._phase + 1) - 2 if self.config.detect else math.inf
+        self._close_phase()
         if self.plan is not None and self.config.detect:
             self._release_users(rng)
         if self.config.detect:
@@ -173,6 +180,23 @@ class FederatedClub(Policy):
             self._renew(Layout(servers, tuple(members), labels), base, members, t, rng)
             self._partition = partition
 
+    def _close_phase(self) -> None:
+        """Fold the ending phase's observations into the per-user statistics (batched)."""
+        self._inc[:] = 0.0
+        self._inc_count[:] = 0
+        rows, users = self._rows[:self._n_rows], self._row_users[:self._n_rows]
+        # a fresh buffer for the new phase (views of the old one may still be pending)
+        length = 2 ** self._phase if self.config.detect else 0
+        self._rows = np.empty((length, self._rows.shape[1]))
+        self._row_users = np.empty(length, dtype=np.intp)
+        self._n_rows = 0
+        for user in np.unique(users):
+            z = rows[users == user]
+            self._inc[user] = z.T @ z
+            self._inc_count[user] = z.shape[0]
+        self._gram += self._inc
+        self._count += self._inc_count
+
     def _release_users(self, rng: np.random.Generator) -> None:
         """Release every active user's phase increment once (per-user Gaussian)."""
         self._latest[:] = 0.0
@@ -183,8 +207,6 @@ class FederatedClub(Policy):
             self._latest[user] = noisy
             self._latest_count[user] = self._inc_count[user]
             self._releases[user] += 1
-        self._inc[:] = 0.0
-        self._inc_count[:] = 0
 
     def _view(self, groups: list[np.ndarray], raw: bool) -> tuple[np.ndarray, ...]:
         """(stats (G, d+1, d+1), counts (G,), regulariser (G,)) of groups of users.

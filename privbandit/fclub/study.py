@@ -4,9 +4,9 @@ Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
 calibration "tight" | "paper"), "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.policies.study`), "linucb-per-user",
-"homo", "homo-dc".  A run builds seed 000's synthetic environment from the study's
-`environment` table (dim, users, clusters, servers, items; optional gap) and
-plays `horizon` rounds.
+"homo", "homo-dc".  A run builds its world from the study's `environment`
+table (`envs.factory.make_environment`: seed 000's synthetic setting unless
+told otherwise; `servers` is L) and plays `horizon` rounds.
 
 Pairing: `run.seed_streams(seed)` splits the run's SeedSequence the same way
 for every algorithm -- "world" builds the hidden preferences, "rounds" draws
@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..envs.clustered import seed000_environment
-from ..envs.linear import LinearUsersEnv
+from ..envs.factory import make_environment
 from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
@@ -30,8 +29,7 @@ from ..run import run, seed_streams
 from .baselines import make_policy
 from .privacy import CALIBRATIONS
 
-ENVIRONMENT_DEFAULTS = {"dim": 10, "users": 20, "clusters": 4, "servers": 5, "items": 10,
-                        "gap": 0.0}
+DEFAULT_SERVERS = 5
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED_DEFAULTS = {"alpha": 1.5, "alpha2": 2.0, "upload_threshold": 1.01,
                       "download_threshold": 1.01}
@@ -50,38 +48,32 @@ _DESCRIPTIONS = {
 }
 
 
-def build_environment(settings: dict[str, Any], rng: np.random.Generator) -> LinearUsersEnv:
-    """Seed 000's synthetic environment from a study's `environment` table."""
-    unknown = sorted(set(settings) - set(ENVIRONMENT_DEFAULTS))
-    if unknown:
-        raise config_error("environment key", unknown[0], f"one of {sorted(ENVIRONMENT_DEFAULTS)}")
-    s = {**ENVIRONMENT_DEFAULTS, **settings}
-    return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"], dim=s["dim"],
-                               n_items=s["items"], gap=s["gap"])
-
-
 def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
-    """Run the registered algorithm `name` on one study configuration and seed."""
+    """Run the registered algorithm `name` on one study configuration and seed.
+
+    The world comes from the study's `environment` table
+    (`envs.factory.make_environment`, seed 000's synthetic setting by default);
+    `servers` (default 5) is the number of local servers L.
+    """
     settings = dict(config)
     horizon = settings.pop("horizon", None)
     if horizon is None:
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
-    env_settings = {**ENVIRONMENT_DEFAULTS, **settings.pop("environment", {})}
+    table = dict(settings.pop("environment", {}))
+    servers = table.get("servers", DEFAULT_SERVERS)
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
-    streams = seed_streams(seed)
-    env = build_environment(env_settings, streams["world"])
-    policy = make_policy(
-        name, dim=env_settings["dim"], n_users=env_settings["users"],
-        n_servers=env_settings["servers"], horizon=horizon, epsilon=epsilon, delta=delta,
-        **settings)
+    env = make_environment(table, seed_streams(seed)["world"])
+    policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
+                         horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     result = run(policy, env, horizon, seed, algorithm=name)
     comm = policy.comm
-    privacy = result.privacy
     plan = getattr(policy, "plan", None)
-    if plan is not None:  # Definition 1's m: the environment's number of clusters
-        privacy = plan.statement(env_settings["servers"], env_settings["clusters"])
+    if plan is not None:  # Definition 1's m: the number of clusters of the world
+        truth = env.true_clusters()
+        m = policy.privacy()["m"] if truth is None else int(np.unique(truth).size)
+        privacy = plan.statement(servers, m)
     else:
-        privacy = {**privacy, "statement": f"none: {name} is a non-private baseline"}
+        privacy = {**result.privacy, "statement": f"none: {name} is a non-private baseline"}
     return replace(result, comm_rounds=None if comm is None else comm.round_indices(),
                    privacy=privacy)
 

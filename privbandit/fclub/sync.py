@@ -110,7 +110,7 @@ class InstantSync:
     def beta(self, row: int) -> float:
         return self.radius(float(self.models.logdet[row]) - self._log_lam, self.lam)
 
-    def observe(self, c: int, x: np.ndarray, y: float, zz: np.ndarray, t: int, rng: Any) -> None:
+    def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
         k = int(self.row_of[c])
         self.models.add(k, x, y)
         self.comm.record("upload", 1, self._msg, round=t)
@@ -123,7 +123,8 @@ class DelayedSync:
     """FCLUB-DC's asynchronous protocol (Algorithms 3-4), optionally privatized by a `CdpPlan`.
 
     Arrays by local cluster c: S (synchronized Gram), u, n_sync and ln det S;
-    the raw upload buffer R, r, n_buf; the download buffer; by global cluster
+    the raw upload buffer (its observations z = [x, y], summed only when
+    read: `raw_buffer`); the download buffer; by global cluster
     k: S_g, u_g, n_g and ln det S_g.  Private runs also keep one tree
     privatizer per c and the noisy prefix at c's last upload.
     """
@@ -149,8 +150,7 @@ class DelayedSync:
         self.logdet_s = np.zeros(c_count)
         self.u = np.zeros((c_count, d))
         self.n_sync = np.zeros(c_count, dtype=np.int64)
-        self.R, self.r = np.zeros((c_count, d, d)), np.zeros((c_count, d))
-        self.n_buf = np.zeros(c_count, dtype=np.int64)
+        self.pending: list[list[np.ndarray]] = [[] for _ in range(c_count)]
         self.s_down, self.u_down = np.zeros((c_count, d, d)), np.zeros((c_count, d))
         self.n_down = np.zeros(c_count, dtype=np.int64)
         m = len(self.groups)
@@ -195,18 +195,25 @@ class DelayedSync:
         return self.radius.scale * (self.radius.noise_scale * math.sqrt(inner) + const)
 
     # -- Algorithm 3: upload -------------------------------------------------------------
-    def observe(self, c: int, x: np.ndarray, y: float, zz: np.ndarray, t: int, rng: Any) -> None:
-        self.models.add(c, x, y)
+    def raw_buffer(self, c: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(R, r, n): c's own raw data since its last upload, sum x x^T, sum y x, count."""
         d = self.dim
-        self.R[c] += zz[:d, :d]
-        self.r[c] += y * x
-        self.n_buf[c] += 1
+        if not self.pending[c]:
+            return np.zeros((d, d)), np.zeros(d), 0
+        z = np.stack(self.pending[c])
+        return z[:, :d].T @ z[:, :d], z[:, :d].T @ z[:, d], z.shape[0]
+
+    def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
+        self.models.add(c, x, y)
+        self.pending[c].append(z)
         raw_trigger = float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u
         if self.plan is None:
             if raw_trigger:
-                self._upload(c, self.R[c].copy(), self.r[c].copy(), t)
+                ds, du, _ = self.raw_buffer(c)
+                self._upload(c, ds, du, t)
             return
-        prefix = self.trees[c].add(zz, rng)
+        d = self.dim
+        prefix = self.trees[c].add(np.multiply.outer(z, z), rng)
         diff = prefix - self.last[c]
         noisy_s, noisy_u = diff[:d, :d], diff[:d, d]
         variant = self.plan.variant
@@ -218,14 +225,14 @@ class DelayedSync:
         if fire:
             self.last[c] = prefix
             if variant == "no-noise":  # positive control: the raw buffer is uploaded
-                noisy_s, noisy_u = self.R[c].copy(), self.r[c].copy()
+                noisy_s, noisy_u, _ = self.raw_buffer(c)
                 ld = logdet(self.S[c] + noisy_s)
-            self._upload(c, noisy_s.copy(), noisy_u.copy(), t, ld)
+            self._upload(c, noisy_s, noisy_u, t, ld)
 
     def _upload(self, c: int, ds: np.ndarray, du: np.ndarray, t: int,
                 logdet_new: float | None = None) -> None:
         """Algorithm 3, lines 3-10; `logdet_new` is ln det(S_c + ds) when already known."""
-        k, n = self.k_of[c], self.n_buf[c]
+        k, n = self.k_of[c], len(self.pending[c])
         self.S_g[k] += ds
         self.u_g[k] += du
         self.n_g[k] += n
@@ -238,7 +245,7 @@ class DelayedSync:
         self.S[c] += ds
         self.u[c] += du
         self.n_sync[c] += n
-        self.R[c], self.r[c], self.n_buf[c] = 0.0, 0.0, 0
+        self.pending[c] = []
         if logdet_new is None:
             # raw upload: S_c + R_c is the model already, so nothing to recompute
             self.logdet_s[c] = self.models.logdet[c]
@@ -260,8 +267,8 @@ class DelayedSync:
             self.n_sync[c] += self.n_down[c]
             self.s_down[c], self.u_down[c], self.n_down[c] = 0.0, 0.0, 0
             self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
-            self.models.set(c, self.S[c] + self.R[c], self.u[c] + self.r[c],
-                            self.n_sync[c] + self.n_buf[c])
+            own, own_b, own_n = self.raw_buffer(c)
+            self.models.set(c, self.S[c] + own, self.u[c] + own_b, self.n_sync[c] + own_n)
             self.comm.record("download", 1, self._msg, round=t)
             if self.observer is not None:
                 self.observer.download(t, int(self.layout.servers[c]))

@@ -49,8 +49,9 @@ class RidgeModels:
         quad = sherman_morrison(inv, x)
         if self.gram is not None:
             self.gram[m] += np.multiply.outer(x, x)
-        self.b[m] += reward * x
-        self.theta[m] = inv @ self.b[m]
+        b = self.b[m]
+        b += reward * x
+        np.matmul(inv, b, out=self.theta[m])  # theta = V^-1 b, cached for scoring
         self.logdet[m] += math.log1p(quad)  # determinant lemma
         self.count[m] += 1
 

@@ -84,6 +84,10 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
         e, m, s = (np.array(v) for v in zip(*pts, strict=True))
         ax.errorbar(e, m, yerr=s, marker="o", capsize=3, label=name)
     ax.set_xscale("log")
+    eps_ticks = sorted({e for pts in series.values() for e, _, _ in pts})
+    if eps_ticks:
+        ax.set_xticks(eps_ticks, [f"{e:g}" for e in eps_ticks])
+        ax.minorticks_off()
     ax.set_xlabel("epsilon (log scale)")
     ax.set_ylabel("final cumulative regret")
     ax.set_title("Budget vs regret (mean ± 1 sd over seeds)")
@@ -95,17 +99,24 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
 
 def plot_communication(records: list[dict[str, Any]], path: Path) -> Path:
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for (label, _, cell), group in group_cells(records).items():
-        if all("comm_rounds_curve" in r for r in group):
-            x, mean, _ = _curves(group, "comm_rounds_curve")
-            ax.plot(x, mean, label=_name(label, cell, skip=()))
+    groups = [(label, cell, g) for (label, _, cell), g in group_cells(records).items()
+              if all("comm_rounds_curve" in r for r in g)]
+    fig, ax = plt.subplots(figsize=(9.5, 4.8))
+    colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(groups))))
+    for (label, cell, group), color in zip(groups, colors, strict=True):
+        x, mean, _ = _curves(group, "comm_rounds_curve")
+        style = ":" if dict(cell).get("calibration") == "paper" else "-"
+        ax.plot(x, np.maximum(mean, 1e-1), style, color=color, label=_name(label, cell, skip=()))
+    ax.set_yscale("log")
     ax.set_xlabel("round")
-    ax.set_ylabel("rounds with communication (cumulative)")
+    ax.set_ylabel("rounds with communication (cumulative, log)")
     ax.set_title("Communication (mean over seeds)")
-    ax.grid(alpha=0.3)
+    ax.grid(alpha=0.3, which="both")
     if ax.lines:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    else:
+        ax.text(0.5, 0.5, "no algorithm in this study reports communication rounds",
+                ha="center", transform=ax.transAxes)
     return _save(fig, path)
 
 
@@ -121,10 +132,11 @@ def plot_ledgers(records: list[dict[str, Any]], path: Path) -> Path:
         spent = max(max_epsilon_spent(r) for r in group)
         rows.append([_name(label, cell, skip=()), f"{len(ledgers)}", f"{budget:.3g}",
                      f"{delta:.2g}", f"{spent:.4g}", ledgers[0].get("accountant", "")])
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.4))
+    fig, ax = plt.subplots(figsize=(12, 0.32 * len(rows) + 1.2))
     ax.axis("off")
     if rows:
-        table = ax.table(cellText=rows, loc="center", colLabels=[
+        table = ax.table(cellText=rows, loc="center", cellLoc="left", colWidths=[
+            0.46, 0.07, 0.11, 0.07, 0.14, 0.15], colLabels=[
             "run cell", "ledgers", "epsilon budget", "delta", "max epsilon spent", "accountant"])
         table.auto_set_font_size(False)
         table.set_fontsize(8)

@@ -1,0 +1,98 @@
+"""The FCLUB family in the study registry: entries, paired worlds, results, the default study."""
+import numpy as np
+import pytest
+
+from privbandit.errors import ConfigError
+from privbandit.fclub.study import ENTRIES, run_algorithm
+from privbandit.registry import algorithms, get_algorithm
+from privbandit.studies.command import default_study_text
+from privbandit.studies.spec import parse_study
+
+NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "club-per-server", "sclub-per-server",
+         "linucb-per-user", "homo", "homo-dc")
+ENV = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
+
+
+def config(name, horizon=120):
+    out = {"horizon": horizon, "environment": dict(ENV), **get_algorithm(name).defaults}
+    if get_algorithm(name).private:
+        out.update(epsilon=2.0)
+    return out
+
+
+def test_every_name_is_registered_with_its_privacy_flags():
+    registered = algorithms()
+    for name in NAMES:
+        entry = registered[name]
+        assert entry in ENTRIES
+        assert entry.private == entry.needs_delta == (name == "cdp-fclub-dc")
+        assert entry.calibrations == (("tight", "paper") if entry.private else ())
+    assert registered["fclub-dc"].defaults["upload_threshold"] == 1.01
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_algorithm_runs_and_reports(name):
+    seed = np.random.SeedSequence(3, spawn_key=(0,))
+    result = run_algorithm(name, config(name), seed)
+    assert result.horizon == 120 and result.algorithm == name
+    assert np.all(result.regret >= -1e-12)
+    if name == "cdp-fclub-dc":
+        assert "(2, 0.1, L=2, m=2)-CDP" in result.privacy["statement"]
+        assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9
+                                      for led in result.ledgers)
+    else:
+        assert result.privacy["statement"].startswith("none")
+    if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc"):
+        assert result.comm["messages"] > 0
+        assert result.comm_rounds is not None and result.comm_rounds.size == result.comm["rounds"]
+        record = result.to_dict(max_points=10)
+        assert record["comm_rounds_curve"][-1] == result.comm["rounds"]
+
+
+def test_runs_sharing_a_seed_share_the_world(monkeypatch):
+    import privbandit.fclub.study as study
+    from privbandit.run import seed_streams
+
+    worlds = []
+    real_run = study.run
+
+    def spy(policy, env, horizon, seed, **kw):
+        worlds.append(env)
+        return real_run(policy, env, horizon, seed, **kw)
+
+    monkeypatch.setattr(study, "run", spy)
+    seed = np.random.SeedSequence(5, spawn_key=(2,))
+    a = run_algorithm("fclub-dc", config("fclub-dc", 200), seed)
+    b = run_algorithm("cdp-fclub-dc", config("cdp-fclub-dc", 200), seed)
+    assert a.environment == b.environment and not np.array_equal(a.regret, b.regret)
+    views = []
+    for env in worlds:  # replay each world's round stream: same users, items, expectations
+        env.reset(seed_streams(seed)["rounds"])
+        rows = []
+        for t in range(50):
+            rnd = env.observe(t)
+            rows.append((rnd.user, *rnd.items.ravel(), env.act(t, 0).expected))
+        views.append(np.array(rows))
+    assert np.array_equal(views[0], views[1])
+
+
+def test_bad_environment_and_parameters_are_named():
+    seed = np.random.SeedSequence(0)
+    bad_env = {**config("fclub"), "environment": {**ENV, "colour": 1}}
+    with pytest.raises(ConfigError, match=r"environment must be keys among"):
+        run_algorithm("fclub", bad_env, seed)
+    with pytest.raises(ConfigError, match=r"horizon must be an integer >= 1"):
+        run_algorithm("fclub", {"environment": ENV}, seed)
+    with pytest.raises(ConfigError, match=r"n_servers must be at most n_users = 6"):
+        run_algorithm("fclub-dc", {**config("fclub-dc"), "environment": {**ENV, "servers": 7}},
+                      seed)
+
+
+def test_default_tradeoff_study_uses_these_entries():
+    spec = parse_study(default_study_text(), "default_tradeoff.toml")
+    runs = spec.runs()
+    names = {run.algorithm for run in runs}
+    assert names == {"fclub-dc", "cdp-fclub-dc"}
+    private = [run for run in runs if run.algorithm == "cdp-fclub-dc"]
+    assert {run.cell["calibration"] for run in private} == {"tight", "paper"}
+    assert len(runs) == 33
