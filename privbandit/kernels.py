@@ -4,8 +4,7 @@
   (A + w x x^T)^-1 in place, for one matrix or a batch of users, returning the
   quadratic form x^T A^-1 x that the log-det update needs.
 - `quadratic_forms`, `ucb_widths`, `ucb_scores`: confidence widths of K items
-  in one call (no per-item loop); `ScoreBuffers` lets per-round callers score
-  without allocating.
+  in one call (no per-item loop).
 - `logdet_increment`, `logdet_ratio`, `det_ratio_exceeds`: the matrix
   determinant lemma, log det(A + w x x^T) = log det A + log(1 + w x^T A^-1 x),
   and the det-ratio triggers of asynchronous communication.
@@ -91,52 +90,11 @@ def ucb_widths(inv: np.ndarray, items: np.ndarray) -> np.ndarray:
     return np.sqrt(q, out=q)
 
 
-class ScoreBuffers:
-    """Scratch arrays that let `ucb_scores` run without allocating, for one (K, d) shape.
-
-    Reallocated only when the shape of the items changes.  Scores written into
-    them are overwritten by the next call that uses the same buffers: copy
-    what you keep.
-    """
-
-    __slots__ = ("shape", "products", "means", "scores")
-
-    def __init__(self) -> None:
-        self.shape: tuple[int, int] | None = None
-
-    def fit(self, k: int, d: int) -> None:
-        """Make the buffers fit K items of dimension d."""
-        if self.shape != (k, d):
-            self.shape = (k, d)
-            self.products = np.empty((k, d))
-            self.means = np.empty(k)
-            self.scores = np.empty(k)
-
-
-def ucb_scores(
-    theta: np.ndarray,
-    inv: np.ndarray,
-    items: np.ndarray,
-    beta: float,
-    *,
-    work: ScoreBuffers | None = None,
-) -> np.ndarray:
+def ucb_scores(theta: np.ndarray, inv: np.ndarray, items: np.ndarray, beta: float) -> np.ndarray:
     """Upper confidence bounds x_k . theta + beta sqrt(x_k^T inv x_k), shape (..., K).
 
     theta: (d,) or (..., d); inv: (d, d) or (..., d, d); items: (K, d) or (..., K, d).
-    With `work` (one model, (K, d) float64 items) the same operations run in
-    place in its buffers, so the result is bit for bit the same but lives in
-    `work` (overwritten by its next use); per-round callers use this.
     """
-    if work is not None and theta.ndim == 1 and items.ndim == 2 and items.dtype == np.float64:
-        work.fit(*items.shape)
-        np.matmul(items, theta, out=work.means)
-        q = np.einsum("...kd,...kd->...k", np.matmul(items, inv, out=work.products), items,
-                      out=work.scores)
-        np.maximum(q, 0.0, out=q)
-        np.sqrt(q, out=q)
-        np.multiply(q, beta, out=q)
-        return np.add(work.means, q, out=q)
     if theta.ndim == 1:
         means = items @ theta
     else:

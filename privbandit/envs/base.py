@@ -87,6 +87,9 @@ class Environment(ABC):
         self._block: dict[str, np.ndarray] = {}
         self._start = 0
         self._next = 0
+        self._rows = 0  # rounds in the current block; 0 = no block yet
+        self._users: list[int] = []  # the block's arrivals as Python ints
+        self._items = np.empty((0, 0, 0))
 
     def reset(self, rng: np.random.Generator) -> None:
         """Start a fresh round stream from `rng` (the hidden world is unchanged)."""
@@ -96,9 +99,22 @@ class Environment(ABC):
         self._block = {}
         self._start = 0
         self._next = 0
+        self._rows = 0
 
     def observe(self, t: int) -> Round:
         """The round t: user and items.  Rounds must be observed in order 0, 1, 2, ..."""
+        if t == self._next and t - self._start < self._rows and (
+            self.horizon is None or t < self.horizon
+        ):  # the common case: the next round of the current block
+            i = t - self._start
+        else:
+            i = self._advance(t)
+        self._next = t + 1
+        return Round(t, self._users[i], self._items[i])
+
+    def _advance(self, t: int) -> int:
+        """Check that t is the next round within the horizon, draw a new block if the
+        current one is used up, and return t's index in the block."""
         if self._rng is None:
             raise HorizonError("call reset(rng) before observe(t)")
         if t != self._next:
@@ -106,14 +122,17 @@ class Environment(ABC):
         if self.horizon is not None and t >= self.horizon:
             raise HorizonError(f"t must be < horizon={self.horizon}; got t={t}")
         i = t - self._start
-        if not self._block or i >= self._block["users"].shape[0]:
+        if not self._block or i >= self._rows:
             self._start = t
             self._block = self._draw_block(self._block_size, self._rng)
             for arr in self._block.values():
                 arr.flags.writeable = False
+            users = self._block["users"]
+            self._rows = users.shape[0]
+            self._users = users.tolist() if users.dtype.kind in "iu" else [int(u) for u in users]
+            self._items = self._block["items"]
             i = 0
-        self._next = t + 1
-        return Round(t, int(self._block["users"][i]), self._block["items"][i])
+        return i
 
     def _row(self, t: int) -> int:
         """Index of round t in the current block (t must be the last observed round)."""

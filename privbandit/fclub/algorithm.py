@@ -110,7 +110,6 @@ class FederatedClub(Policy):
             self._latest_count = np.zeros(n, dtype=np.int64)
         self._ledgers: list[Ledger] = []
         self._partition: frozenset | None = None
-        self._cluster_of_local = np.zeros(1, dtype=np.intp)
         self._local_of_user = np.zeros(n, dtype=np.intp)
         self._labels = np.zeros(n, dtype=np.int64)
         self._phase = 0
@@ -281,7 +280,6 @@ class FederatedClub(Policy):
     def _renew(self, layout: Layout, base: BaseStats, members: list[np.ndarray], t: int,
                rng: np.random.Generator) -> None:
         self.sync.renew(layout, base, t, rng)
-        self._cluster_of_local = layout.cluster.astype(np.intp)
         for c, users in enumerate(members):
             self._local_of_user[users] = c
         smallest = np.full(layout.n_global, self.config.n_users)

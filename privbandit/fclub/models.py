@@ -67,7 +67,3 @@ class RecommendationModels:
         """UCBs x_k . theta + beta ||x_k||_{M^-1} of the K items, (K,)."""
         inv = self.inv[row]
         return ucb_scores(inv @ self.b[row], inv, items, beta)
-
-    def theta(self) -> np.ndarray:
-        """Every row's estimate M^-1 b, (rows, d)."""
-        return np.matmul(self.inv, self.b[..., None])[..., 0]

@@ -138,7 +138,6 @@ class DelayedSync:
         self._msg = (dim * dim + dim + 1) * 8
         self._log_lam = dim * math.log(lam)
         self.trees: list = []
-        self.ledger_units: list[str] = []
 
     # -- renewal (Algorithm 2, lines 8-18) ------------------------------------------
     def renew(self, layout: Layout, base: BaseStats, t: int, rng: Any) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from accounting.validation import check_nonnegative, check_positive
 
 from ..errors import config_error
-from ..kernels import ScoreBuffers, ucb_scores
+from ..kernels import ucb_scores
 from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
@@ -105,7 +105,6 @@ class LinUCB(_LinearPolicy):
     ) -> None:
         super().__init__(dim, n_users, shared=shared, lam=lam, item_bound=item_bound)
         self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
-        self._work = ScoreBuffers()  # select's scratch space, reused every round
 
     def scores(self, items: np.ndarray, user: int) -> np.ndarray:
         """Upper confidence bounds of the K items for `user`, (K,)."""
@@ -115,16 +114,8 @@ class LinUCB(_LinearPolicy):
         return ucb_scores(self.models.theta[m], self.models.inv[m], items, beta)
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
-        """Index of the item with the highest upper confidence bound (lowest index on ties).
-
-        The scores are those of `scores`, computed in reused buffers.
-        """
-        m = self._model(user)
-        items = self._items(items)
-        models = self.models
-        beta = self.radius(float(models.logdet[m]), models.lam)
-        ucb = ucb_scores(models.theta[m], models.inv[m], items, beta, work=self._work)
-        return int(ucb.argmax())
+        """Index of the item with the highest upper confidence bound (lowest index on ties)."""
+        return int(np.argmax(self.scores(items, user)))
 
     def params(self) -> dict[str, Any]:
         return {**self._base_params(), **self.radius.params()}

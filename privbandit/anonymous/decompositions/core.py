@@ -104,8 +104,8 @@ class Decomposition:
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        patterns = np.asarray(self.patterns, dtype=np.int64)
-        repeats = np.asarray(self.repeats, dtype=np.int64)
+        patterns = np.array(self.patterns, dtype=np.int64)  # own copies, then frozen
+        repeats = np.array(self.repeats, dtype=np.int64)
         if patterns.ndim != 2 or repeats.shape != (patterns.shape[0],):
             raise ShapeError(
                 f"patterns must be (P, N) and repeats (P,); got {patterns.shape} and "

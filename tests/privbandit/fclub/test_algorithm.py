@@ -111,6 +111,22 @@ def test_delayed_sharing_communicates_less_than_instant():
     assert delayed.comm.rounds < instant.comm.rounds / 3
 
 
+class _Uploads:
+    """Observer keeping every asynchronous upload (round, Gram, moment vector)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def upload(self, t, server, gram, b):
+        self.sent.append((t, gram.copy(), b.copy()))
+
+    def download(self, *args):
+        pass
+
+    def phase_upload(self, *args):
+        pass
+
+
 class _FixedTree:
     """Stands in for a tree privatizer: returns preset noisy prefixes."""
 
@@ -129,20 +145,9 @@ def test_private_trigger_reads_only_privatized_statistics():
     prefixes = (prefixes + prefixes.transpose(0, 2, 1)) / 2
     runs = []
     for data_seed in (1, 2):
-        sent = []
-
-        class Recorder:
-            def upload(self, t, server, gram, b):
-                sent.append((t, gram.copy(), b.copy()))
-
-            def download(self, *args):
-                pass
-
-            def phase_upload(self, *args):
-                pass
-
+        recorder = _Uploads()
         policy = make_policy("cdp-fclub-dc", dim=3, n_users=2, n_servers=1, horizon=40,
-                             epsilon=1.0, delta=0.1, observer=Recorder(),
+                             epsilon=1.0, delta=0.1, observer=recorder,
                              upload_threshold=1.001, download_threshold=1.001)
         data = np.random.default_rng(data_seed)
         for t in range(40):
@@ -152,7 +157,7 @@ def test_private_trigger_reads_only_privatized_statistics():
             if t == 0:
                 policy.sync.trees = [_FixedTree(prefixes)]
             policy.update(items, 0, a, float(data.random()), t)
-        runs.append(sent)
+        runs.append(recorder.sent)
     assert len(runs[0]) > 0
     assert [t for t, _, _ in runs[0]] == [t for t, _, _ in runs[1]]
     for (_, g0, b0), (_, g1, b1) in zip(runs[0], runs[1], strict=True):

