@@ -28,6 +28,7 @@ REGISTRATION_MODULES: tuple[str, ...] = (
     "privbandit.cascade.study",
     "privbandit.fclub.study",
     "privbandit.vertical.study",
+    "privbandit.anonymous.study",
 )
 
 
