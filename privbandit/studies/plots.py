@@ -102,7 +102,7 @@ def plot_communication(records: list[dict[str, Any]], path: Path) -> Path:
     groups = [(label, cell, g) for (label, _, cell), g in group_cells(records).items()
               if all("comm_rounds_curve" in r for r in g)]
     fig, ax = plt.subplots(figsize=(9.5, 4.8))
-    colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(groups))))
+    colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, len(groups)))
     for (label, cell, group), color in zip(groups, colors, strict=True):
         x, mean, _ = _curves(group, "comm_rounds_curve")
         style = ":" if dict(cell).get("calibration") == "paper" else "-"
