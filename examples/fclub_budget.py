@@ -14,7 +14,7 @@ each calibration adds, and the crossover with CLUB; draws
 `fclub_regret_vs_epsilon.png`.
 
 Usage: python examples/fclub_budget.py [--horizon 100000] [--seeds 5] [--workers 2]
-       [--large 16 64 256 1024 4096] [--out fclub_results]
+       [--large 16 64 ... 1048576] [--out fclub_results]
 A quick check: --horizon 5000 --seeds 2 --large 64.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 from fclub_common import band, final, groups, pyplot, run
 
 EPSILONS = [0.1, 0.5, 1, 2, 4, 8]
-LARGE = [16, 64, 256, 1024, 4096]
+LARGE = [16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0]
 
 
 def algorithms(large: list[float]) -> list[dict]:
@@ -67,11 +67,11 @@ def report(records: list[dict]) -> None:
     crossing = None
     cells = sorted((k[1], g) for k, g in by.items() if k[0].startswith("CDP") and k[2] == "tight")
     for eps, group in cells:
-        mean = final(group)[0]
+        mean, sd = final(group)
         marker = "  < CLUB" if mean < club[0] else ""
         if mean < club[0] and crossing is None:
             crossing = eps
-        print(f"  tight epsilon {eps:8g}: {mean:9.1f}{marker}")
+        print(f"  tight epsilon {eps:8g}: {mean:9.1f} ({sd:6.1f}){marker}")
     print("smallest epsilon (of the grids) at which CDP-FCLUB-DC beats CLUB: "
           f"{'none' if crossing is None else f'{crossing:g}'}")
 

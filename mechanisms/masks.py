@@ -38,6 +38,19 @@ def _orthonormality_error(columns: np.ndarray) -> float:
     return float(np.max(np.abs(gram - np.eye(gram.shape[0])), initial=0.0))
 
 
+def _check_orthonormal(name: str, matrix: np.ndarray, claim: str, symbol: str) -> None:
+    """Refuse a matrix with non-finite or non-real entries, or whose columns are not
+    orthonormal to ORTHOGONALITY_TOLERANCE (the message says `name` must `claim`)."""
+    if matrix.dtype.kind not in "iuf" or not np.all(np.isfinite(matrix)):
+        raise MaskError(f"{name} must hold finite real numbers; got NaN, infinite or non-real")
+    err = _orthonormality_error(matrix.astype(np.float64))
+    if err > ORTHOGONALITY_TOLERANCE:
+        raise MaskError(
+            f"{name} must {claim} to {ORTHOGONALITY_TOLERANCE:g}; "
+            f"got max |{symbol}^T {symbol} - I| = {err:.3g}"
+        )
+
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=np.float64, copy=True, order="C")
     a.setflags(write=False)
@@ -103,14 +116,7 @@ class PartyMask:
             raise ShapeError(
                 f"block must be a d x d_j matrix with d >= d_j >= 1; got shape {b.shape}"
             )
-        if b.dtype.kind not in "iuf" or not np.all(np.isfinite(b)):
-            raise MaskError("block must hold finite real numbers; got NaN, infinite or non-real")
-        err = _orthonormality_error(b.astype(np.float64))
-        if err > ORTHOGONALITY_TOLERANCE:
-            raise MaskError(
-                f"block must have orthonormal columns to {ORTHOGONALITY_TOLERANCE:g}; "
-                f"got max |B^T B - I| = {err:.3g}"
-            )
+        _check_orthonormal("block", b, "have orthonormal columns", "B")
         object.__setattr__(self, "block", _readonly(b))
 
     @property
@@ -163,14 +169,7 @@ class OrthogonalMask:
         q = np.asarray(self.q)
         if q.ndim != 2 or q.shape[0] != q.shape[1] or q.shape[0] < 1:
             raise ShapeError(f"q must be a square d x d matrix; got shape {q.shape}")
-        if q.dtype.kind not in "iuf" or not np.all(np.isfinite(q)):
-            raise MaskError("q must hold finite real numbers; got NaN, infinite or non-real")
-        err = _orthonormality_error(q.astype(np.float64))
-        if err > ORTHOGONALITY_TOLERANCE:
-            raise MaskError(
-                f"q must be orthogonal to {ORTHOGONALITY_TOLERANCE:g}; "
-                f"got max |Q^T Q - I| = {err:.3g}"
-            )
+        _check_orthonormal("q", q, "be orthogonal", "Q")
         object.__setattr__(self, "widths", _check_widths(self.widths, q.shape[0]))
         object.__setattr__(self, "q", _readonly(q))
         cuts = np.cumsum(self.widths)[:-1]

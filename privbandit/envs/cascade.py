@@ -22,9 +22,9 @@ import numpy as np
 
 from ..errors import ShapeError, config_error
 from ..policies.base import check_dim
-from .base import Environment, Outcome, block_rounds, check_user_probs
+from .base import Outcome
 from .items import ItemSource
-from .linear import check_labels, check_preferences
+from .linear import HiddenPreferencesEnv
 
 
 def check_ranking(action: object, n_items: int, list_len: int) -> np.ndarray:
@@ -46,7 +46,7 @@ def top_k(weights: np.ndarray, k: int) -> np.ndarray:
     return order[:k]
 
 
-class CascadeEnv(Environment):
+class CascadeEnv(HiddenPreferencesEnv):
     """Cascading users with linear attraction; see the module docstring.
 
     theta: (n_users, d); items: item source with I >= list_len items per round;
@@ -65,29 +65,16 @@ class CascadeEnv(Environment):
         horizon: int | None = None,
         name: str = "cascade",
     ) -> None:
-        if not isinstance(items, ItemSource):
-            raise config_error("items", items, "an ItemSource")
-        self.items = items
-        self.dim = items.dim
-        self.n_items = items.n_items
+        super().__init__(theta, items, user_probs=user_probs, clusters=clusters, block=block,
+                         horizon=horizon, name=name)
         self.list_len = check_dim("list_len", list_len)
         if self.list_len > self.n_items:
             raise config_error(
                 "list_len", list_len, f"at most the number of items per round ({self.n_items})"
             )
-        self._theta = check_preferences(theta, self.dim)
-        self.n_users = self._theta.shape[0]
-        self.user_probs = check_user_probs(user_probs, self.n_users)
-        self._clusters = check_labels(clusters, self.n_users)
-        self.horizon = horizon
-        self.name = name
-        super().__init__(block_rounds(self.n_items * self.dim, block))
 
     def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        if self.user_probs is None:
-            users = rng.integers(self.n_users, size=size)
-        else:
-            users = rng.choice(self.n_users, size=size, p=self.user_probs)
+        users = self._arrivals(size, rng)
         items = self.items.draw(size, rng)
         weights = np.clip(np.matmul(items, self._theta[users][:, :, None])[..., 0], 0.0, 1.0)
         k = self.list_len
@@ -109,14 +96,8 @@ class CascadeEnv(Environment):
         reward = 1.0 if first < self.list_len else 0.0
         return Outcome(reward, first, float(self._block["best"][i]) - expected, expected)
 
-    def true_clusters(self) -> np.ndarray | None:
-        return self._clusters
-
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name, "model": "cascade", "n_users": self.n_users, "dim": self.dim,
-            "n_items": self.n_items, "list_len": self.list_len,
-            "arrival": "uniform" if self.user_probs is None else "given",
-            "n_clusters": None if self._clusters is None else int(np.unique(self._clusters).size),
-            "block": self._block_size, **self.items.describe(),
+            "n_items": self.n_items, "list_len": self.list_len, **self._world_description(),
         }

@@ -7,6 +7,7 @@ observes its reward:
   clip(x . theta_u, 0, 1) (seed 000's model; seed-clarifications.md);
 - "gaussian": reward = x . theta_u + noise_sd * N(0, 1); expected x . theta_u.
 Pseudo-regret of round t: max_k E[reward of k] - E[reward of the chosen item].
+The users, items and arrivals are `HiddenPreferencesEnv`, shared with `envs.cascade`.
 """
 from __future__ import annotations
 
@@ -48,12 +49,59 @@ def check_labels(labels: object, n_users: int) -> np.ndarray | None:
     return lab
 
 
-class LinearUsersEnv(Environment):
+class HiddenPreferencesEnv(Environment):
+    """What the linear and the cascade environments share: users with hidden
+    preferences theta (n_users, d), items from an `ItemSource` (fixes d, K and
+    the item norm bound), arrivals (uniform, or with `user_probs`) and optional
+    true cluster labels (read only by the run loop, for the detection error).
+    """
+
+    def __init__(
+        self,
+        theta: np.ndarray,
+        items: ItemSource,
+        *,
+        user_probs: np.ndarray | None,
+        clusters: np.ndarray | None,
+        block: int | None,
+        horizon: int | None,
+        name: str,
+    ) -> None:
+        if not isinstance(items, ItemSource):
+            raise config_error("items", items, "an ItemSource")
+        self.items = items
+        self.dim = items.dim
+        self.n_items = items.n_items
+        self._theta = check_preferences(theta, self.dim)
+        self.n_users = self._theta.shape[0]
+        self.user_probs = check_user_probs(user_probs, self.n_users)
+        self._clusters = check_labels(clusters, self.n_users)
+        self.horizon = horizon
+        self.name = name
+        super().__init__(block_rounds(self.n_items * self.dim, block))
+
+    def _arrivals(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.user_probs is None:
+            return rng.integers(self.n_users, size=size)
+        return rng.choice(self.n_users, size=size, p=self.user_probs)
+
+    def true_clusters(self) -> np.ndarray | None:
+        return self._clusters
+
+    def _world_description(self) -> dict[str, Any]:
+        """The shared part of `describe()`: arrivals, true clusters, block and items."""
+        return {
+            "arrival": "uniform" if self.user_probs is None else "given",
+            "n_clusters": None if self._clusters is None else int(np.unique(self._clusters).size),
+            "block": self._block_size, **self.items.describe(),
+        }
+
+
+class LinearUsersEnv(HiddenPreferencesEnv):
     """Linear contextual users; see the module docstring for the model.
 
-    theta: (n_users, d) hidden preferences; items: the item source (fixes d,
-    K and the item norm bound); clusters: optional (n_users,) true cluster
-    labels (read only by the run loop, for the detection error).
+    theta, items, user_probs, clusters: as in `HiddenPreferencesEnv`; reward:
+    one of REWARD_MODELS; noise_sd: the Gaussian model's noise scale.
     """
 
     def __init__(
@@ -69,27 +117,12 @@ class LinearUsersEnv(Environment):
         horizon: int | None = None,
         name: str = "linear-users",
     ) -> None:
-        if not isinstance(items, ItemSource):
-            raise config_error("items", items, "an ItemSource")
-        self.items = items
-        self.dim = items.dim
-        self.n_items = items.n_items
-        self._theta = check_preferences(theta, self.dim)
-        self.n_users = self._theta.shape[0]
-        self.user_probs = check_user_probs(user_probs, self.n_users)
+        super().__init__(theta, items, user_probs=user_probs, clusters=clusters, block=block,
+                         horizon=horizon, name=name)
         if reward not in REWARD_MODELS:
             raise config_error("reward", reward, f"one of {REWARD_MODELS}")
         self.reward_model = reward
         self.noise_sd = check_nonnegative("noise_sd", noise_sd)
-        self._clusters = check_labels(clusters, self.n_users)
-        self.horizon = horizon
-        self.name = name
-        super().__init__(block_rounds(self.n_items * self.dim, block))
-
-    def _arrivals(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        if self.user_probs is None:
-            return rng.integers(self.n_users, size=size)
-        return rng.choice(self.n_users, size=size, p=self.user_probs)
 
     def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         users = self._arrivals(size, rng)
@@ -117,14 +150,9 @@ class LinearUsersEnv(Environment):
             reward = mean + self.noise_sd * noise
         return Outcome(reward, reward, float(self._block["best"][i]) - mean, mean)
 
-    def true_clusters(self) -> np.ndarray | None:
-        return self._clusters
-
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name, "n_users": self.n_users, "dim": self.dim,
             "n_items": self.n_items, "reward": self.reward_model, "noise_sd": self.noise_sd,
-            "arrival": "uniform" if self.user_probs is None else "given",
-            "n_clusters": None if self._clusters is None else int(np.unique(self._clusters).size),
-            "block": self._block_size, **self.items.describe(),
+            **self._world_description(),
         }

@@ -26,7 +26,7 @@ Privacy guarantee (every algorithm here)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,15 +51,36 @@ def _common(obj) -> None:
     object.__setattr__(obj, "sampler", resolve_sampler(obj.sampler))
 
 
-def _params(obj, **extra: Any) -> dict[str, Any]:
-    out = {"epsilon": obj.epsilon, "horizon": obj.horizon, "rounds": obj.rounds,
-           "sampler": repr(obj.sampler)}
-    out.update(extra)
-    return out
+class _EpochAlgorithm:
+    """What the three algorithms share: the epoch simulation on their network, and `run`."""
+
+    epsilon: float
+    horizon: int
+    rounds: int | None
+    sampler: Sampler
+    name: ClassVar[str]
+
+    def _simulate_on(
+        self,
+        env: MultiAgentBernoulliMAB,
+        network: MasterWorker | Decentralized | Hybrid,
+        rng: np.random.Generator,
+        **params: Any,
+    ) -> FedMABRun:
+        """Run the epochs on `network`; `params` are recorded after the shared ones."""
+        recorded = {"epsilon": self.epsilon, "horizon": self.horizon, "rounds": self.rounds,
+                    "sampler": repr(self.sampler), **params}
+        return simulate(env, network, epsilon=self.epsilon, horizon=self.horizon,
+                        rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
+                        params=recorded)
+
+    def run(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> RunResult:
+        """The result of `simulate(env, rng)`."""
+        return self.simulate(env, rng).result
 
 
 @dataclass(frozen=True)
-class CDPMAB:
+class CDPMAB(_EpochAlgorithm):
     """CDP-MAB (master-worker), with the R-epoch / participation-p variant.
 
     epsilon: per-agent privacy budget; horizon: T rounds; participation: p,
@@ -85,17 +106,12 @@ class CDPMAB:
 
     def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
         net = MasterWorker(_agents(env), self.participation, self.server_cost)
-        return simulate(env, net, epsilon=self.epsilon, horizon=self.horizon,
-                        rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
-                        params=_params(self, participation=self.participation,
-                                       server_cost=self.server_cost))
-
-    def run(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> RunResult:
-        return self.simulate(env, rng).result
+        return self._simulate_on(env, net, rng, participation=self.participation,
+                                 server_cost=self.server_cost)
 
 
 @dataclass(frozen=True)
-class DDPMAB:
+class DDPMAB(_EpochAlgorithm):
     """DDP-MAB (decentralized): GIS over a connected `graph`, local elimination.
 
     agent_cost: c_a per agent link carrying messages in a slot.  A
@@ -120,16 +136,12 @@ class DDPMAB:
         object.__setattr__(self, "network", Decentralized(self.graph, self.agent_cost))
 
     def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
-        return simulate(env, self.network, epsilon=self.epsilon, horizon=self.horizon,
-                        rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
-                        params=_params(self, graph=self.graph.name, agent_cost=self.agent_cost))
-
-    def run(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> RunResult:
-        return self.simulate(env, rng).result
+        return self._simulate_on(env, self.network, rng, graph=self.graph.name,
+                                 agent_cost=self.agent_cost)
 
 
 @dataclass(frozen=True)
-class HDPMAB:
+class HDPMAB(_EpochAlgorithm):
     """HDP-MAB (hybrid): the connected components of `graph` are the components.
 
     Each component's sink is its agent of minimum eccentricity; agents send
@@ -159,15 +171,9 @@ class HDPMAB:
                            Hybrid(self.graph, self.server_cost, self.agent_cost))
 
     def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
-        return simulate(env, self.network, epsilon=self.epsilon, horizon=self.horizon,
-                        rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
-                        params=_params(self, graph=self.graph.name,
-                                       components=self.network.n_components,
-                                       server_cost=self.server_cost,
-                                       agent_cost=self.agent_cost))
-
-    def run(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> RunResult:
-        return self.simulate(env, rng).result
+        return self._simulate_on(env, self.network, rng, graph=self.graph.name,
+                                 components=self.network.n_components,
+                                 server_cost=self.server_cost, agent_cost=self.agent_cost)
 
 
 def _agents(env: object) -> int:

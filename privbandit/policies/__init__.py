@@ -1,10 +1,13 @@
 """Bandit policies behind one interface (`Policy`): LinUCB, LinTS, CLUB, SCLUB.
 
 Shared parts for new algorithms: `RidgeModels` (batched ridge statistics with
-Sherman-Morrison updates), `ConfidenceRadius` (the UCB radius) and the
-per-round input checks of `policies.base`.
+Sherman-Morrison updates), `ConfidenceRadius` (the UCB radius), the
+per-round input checks of `policies.base` (`CheckedItemsPolicy` applies them
+once a round) and `PooledClusterPolicy` (CLUB's and SCLUB's per-user and
+per-cluster models and cluster UCB).
 """
 from .base import (
+    CheckedItemsPolicy,
     Policy,
     check_action,
     check_dim,
@@ -14,11 +17,13 @@ from .base import (
 )
 from .club import CLUB
 from .linear import LinTS, LinUCB
+from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
 from .sclub import SCLUB
 
 __all__ = [
-    "CLUB", "ConfidenceRadius", "LinTS", "LinUCB", "Policy", "RidgeModels", "SCLUB",
+    "CLUB", "CheckedItemsPolicy", "ConfidenceRadius", "LinTS", "LinUCB", "Policy",
+    "PooledClusterPolicy", "RidgeModels", "SCLUB",
     "check_action", "check_dim", "check_items", "check_reward", "check_user",
 ]

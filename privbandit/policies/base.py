@@ -17,6 +17,8 @@ same decisions bit for bit.  Ties between equal scores go to the lowest index.
 Optional hooks with defaults: `params()`, `comm` (a `CommLog` or None),
 `ledgers()` (privacy ledgers), `cluster_labels()` (detected clusters, for the
 cluster-detection error), `privacy()` (the stated guarantee).
+`CheckedItemsPolicy` adds the round's input checks that LinUCB, LinTS, CLUB
+and SCLUB share.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from accounting.ledger import Ledger
+from accounting.validation import check_positive
 
 from ..comm import CommLog
 from ..errors import NormBoundError, RewardError, ShapeError, config_error
@@ -84,15 +87,20 @@ def check_dim(name: str, value: object) -> int:
     return int(value)
 
 
+def _check_index(name: str, value: object, size: int) -> int:
+    """An index in [0, size): the full check behind `check_user` and `check_action`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+        0 <= value < size
+    ):
+        raise config_error(name, value, f"an integer in [0, {size})")
+    return int(value)
+
+
 def check_user(user: object, n_users: int) -> int:
     """A user index in [0, n_users)."""
     if type(user) is int and 0 <= user < n_users:  # fast path of the per-round check
         return user
-    if isinstance(user, bool) or not isinstance(user, (int, np.integer)) or not (
-        0 <= user < n_users
-    ):
-        raise config_error("user", user, f"an integer in [0, {n_users})")
-    return int(user)
+    return _check_index("user", user, n_users)
 
 
 def mark_validated(block: np.ndarray, max_norm: float) -> np.ndarray:
@@ -170,11 +178,7 @@ def check_action(action: object, n_items: int) -> int:
     """A single item index in [0, n_items)."""
     if type(action) is int and 0 <= action < n_items:  # fast path of the per-round check
         return action
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not (
-        0 <= action < n_items
-    ):
-        raise config_error("action", action, f"an integer in [0, {n_items})")
-    return int(action)
+    return _check_index("action", action, n_items)
 
 
 def check_reward(reward: object) -> float:
@@ -186,3 +190,34 @@ def check_reward(reward: object) -> float:
     if not math.isfinite(r):
         raise RewardError(f"reward must be a finite real number; got {reward!r}")
     return r
+
+
+class CheckedItemsPolicy(Policy):
+    """Base of the policies on (K, dim) item contexts of L2 norm <= item_bound, n_users users.
+
+    The constructor checks the sizes and the bound (None: no norm check).  A
+    round's items are checked once: `select` checks them with
+    `_check_round_items`, and the `update` of the same round hands them to
+    `_observation`, which checks them again only if they are not the array
+    `select` checked.
+    """
+
+    def __init__(self, dim: int, n_users: int, item_bound: float | None) -> None:
+        self.dim = check_dim("dim", dim)
+        self.n_users = check_dim("n_users", n_users)
+        self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
+        self._checked: np.ndarray | None = None  # items validated by the pending select()
+
+    def _check_round_items(self, items: object) -> np.ndarray:
+        """The round's items, checked (and remembered for the round's update)."""
+        self._checked = check_items(items, self.dim, self.item_bound)
+        return self._checked
+
+    def _observation(
+        self, items: object, action: object, feedback: object
+    ) -> tuple[np.ndarray, float]:
+        """(context of the chosen item, reward), checked: the update's half of the round check."""
+        if items is not self._checked:
+            items = check_items(items, self.dim, self.item_bound)
+        self._checked = None
+        return items[check_action(action, items.shape[0])], check_reward(feedback)

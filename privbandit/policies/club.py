@@ -19,16 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_positive
-
 from ..errors import ShapeError, config_error
-from ..kernels import UserGraph, club_confidence, ucb_scores
-from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
+from ..kernels import UserGraph, club_confidence
+from .base import check_user
+from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
-from .ridge import RidgeModels
 
 
-class CLUB(Policy):
+class CLUB(PooledClusterPolicy):
     """CLUB with graph-based cluster detection; see the module docstring.
 
     dim, n_users: sizes; alpha: edge-deletion factor; graph: the initial user
@@ -59,9 +57,8 @@ class CLUB(Policy):
         theta_bound: float = 1.0,
         item_bound: float | None = 1.0,
     ) -> None:
-        self.dim = check_dim("dim", dim)
-        self.n_users = check_dim("n_users", n_users)
-        self.alpha = check_positive("alpha", alpha)
+        radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
+        super().__init__(dim, n_users, alpha, radius, lam, item_bound)
         if graph is None:
             graph = UserGraph.complete(self.n_users)
         elif not isinstance(graph, UserGraph):
@@ -69,13 +66,7 @@ class CLUB(Policy):
         elif graph.n != self.n_users:
             raise ShapeError(f"graph must have n_users={self.n_users} nodes; got {graph.n}")
         self.graph = graph
-        self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
-        self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
-        self.users = RidgeModels(self.n_users, self.dim, lam)
-        # pooled statistics of each component, stored at the slot of its label
-        self.clusters = RidgeModels(self.n_users, self.dim, lam)
         self._rebuild(np.arange(self.n_users))
-        self._checked: np.ndarray | None = None
 
     def _rebuild(self, members: np.ndarray) -> None:
         """Recompute the pooled statistics of every component among `members`."""
@@ -83,29 +74,15 @@ class CLUB(Policy):
         for label in np.unique(labels):
             self.clusters.set(label, *self.users.pooled(members[labels == label]))
 
-    def scores(self, items: np.ndarray, user: int) -> np.ndarray:
-        """UCBs of the K items from the pooled data of `user`'s component, (K,)."""
-        c = self.graph.labels[check_user(user, self.n_users)]
-        self._checked = items = check_items(items, self.dim, self.item_bound)
-        m = self.clusters
-        beta = self.radius(float(m.logdet[c]), m.lam)
-        return ucb_scores(m.theta[c], m.inv[c], items, beta)
-
-    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
-        """Index of the highest UCB (lowest index on ties)."""
-        return int(np.argmax(self.scores(items, user)))
+    def _cluster(self, user: int) -> int:
+        return self.graph.labels[user]
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Add the observation to the user and its component, then prune the user's edges."""
         user = check_user(user, self.n_users)
-        if items is not self._checked:
-            items = check_items(items, self.dim, self.item_bound)
-        self._checked = None
-        x = items[check_action(action, items.shape[0])]
-        reward = check_reward(feedback)
-        self.users.add(user, x, reward)
+        x, reward = self._observation(items, action, feedback)
         component = self.graph.component(user)
-        self.clusters.add(self.graph.labels[user], x, reward)
+        self._add(user, x, reward)
         self._prune(user, component)
 
     def _prune(self, user: int, component: np.ndarray) -> None:

@@ -10,16 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_nonnegative, check_positive
+from accounting.validation import check_nonnegative
 
 from ..errors import config_error
 from ..kernels import ucb_scores
-from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
+from .base import CheckedItemsPolicy, check_user
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
 
 
-class _LinearPolicy(Policy):
+class _LinearPolicy(CheckedItemsPolicy):
     """Ridge models indexed by user (or one shared model) plus input checks."""
 
     def __init__(
@@ -31,19 +31,11 @@ class _LinearPolicy(Policy):
         lam: float,
         item_bound: float | None,
     ) -> None:
-        self.dim = check_dim("dim", dim)
-        self.n_users = check_dim("n_users", n_users)
+        super().__init__(dim, n_users, item_bound)
         if not isinstance(shared, bool):
             raise config_error("shared", shared, "True or False")
         self.shared = shared
-        self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
         self.models = RidgeModels(1 if shared else self.n_users, self.dim, lam, track_gram=False)
-        self._checked: np.ndarray | None = None  # items validated by the pending select()
-
-    def _items(self, items: object) -> np.ndarray:
-        """Validate the round's items (select always checks; update trusts that check)."""
-        self._checked = check_items(items, self.dim, self.item_bound)
-        return self._checked
 
     def _model(self, user: object) -> int:
         u = check_user(user, self.n_users)
@@ -55,11 +47,7 @@ class _LinearPolicy(Policy):
         items: (K, d); action: int in [0, K); feedback: the finite real reward.
         """
         m = self._model(user)
-        if items is not self._checked:
-            items = check_items(items, self.dim, self.item_bound)
-        self._checked = None
-        a = check_action(action, items.shape[0])
-        self.models.add(m, items[a], check_reward(feedback))
+        self.models.add(m, *self._observation(items, action, feedback))
 
     def _base_params(self) -> dict[str, Any]:
         return {
@@ -109,7 +97,7 @@ class LinUCB(_LinearPolicy):
     def scores(self, items: np.ndarray, user: int) -> np.ndarray:
         """Upper confidence bounds of the K items for `user`, (K,)."""
         m = self._model(user)
-        items = self._items(items)
+        items = self._check_round_items(items)
         beta = self.radius(float(self.models.logdet[m]), self.models.lam)
         return ucb_scores(self.models.theta[m], self.models.inv[m], items, beta)
 
@@ -159,7 +147,7 @@ class LinTS(_LinearPolicy):
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         """Index of the item with the highest sampled mean (lowest index on ties)."""
-        items = self._items(items)
+        items = self._check_round_items(items)
         return int(np.argmax(items @ self.sample_theta(user, rng)))
 
     def params(self) -> dict[str, Any]:

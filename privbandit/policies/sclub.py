@@ -28,13 +28,13 @@ import numpy as np
 
 from accounting.validation import check_positive
 
-from ..kernels import club_confidence, ucb_scores
-from .base import Policy, check_action, check_dim, check_items, check_reward, check_user
+from ..kernels import club_confidence
+from .base import check_user
+from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
-from .ridge import RidgeModels
 
 
-class SCLUB(Policy):
+class SCLUB(PooledClusterPolicy):
     """SCLUB with split/merge of user sets; see the module docstring.
 
     dim, n_users: sizes; alpha: split/merge factor on estimates; alpha_p:
@@ -63,14 +63,10 @@ class SCLUB(Policy):
         theta_bound: float = 1.0,
         item_bound: float | None = 1.0,
     ) -> None:
-        self.dim = check_dim("dim", dim)
-        self.n_users = n = check_dim("n_users", n_users)
-        self.alpha = check_positive("alpha", alpha)
+        radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
+        super().__init__(dim, n_users, alpha, radius, lam, item_bound)
         self.alpha_p = check_positive("alpha_p", alpha_p)
-        self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
-        self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
-        self.users = RidgeModels(n, self.dim, lam)
-        self.clusters = RidgeModels(n, self.dim, lam)  # pooled statistics, by slot
+        n = self.n_users
         self.label = np.zeros(n, dtype=np.intp)  # every user starts in slot 0
         self.size = np.zeros(n, dtype=np.int64)
         self.size[0] = n
@@ -79,34 +75,18 @@ class SCLUB(Policy):
         self.ref_count = np.zeros(n, dtype=np.int64)
         self.stage = 0
         self._stage_end = 0  # first round of the next stage
-        self._checked: np.ndarray | None = None
 
-    # -- decisions ---------------------------------------------------------
-    def scores(self, items: np.ndarray, user: int) -> np.ndarray:
-        """UCBs of the K items from the pooled data of `user`'s cluster, (K,)."""
-        c = self.label[check_user(user, self.n_users)]
-        self._checked = items = check_items(items, self.dim, self.item_bound)
-        m = self.clusters
-        beta = self.radius(float(m.logdet[c]), m.lam)
-        return ucb_scores(m.theta[c], m.inv[c], items, beta)
-
-    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
-        """Index of the highest UCB (lowest index on ties)."""
-        return int(np.argmax(self.scores(items, user)))
+    def _cluster(self, user: int) -> int:
+        return self.label[user]
 
     # -- learning ----------------------------------------------------------
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Add the observation, then split the user off or merge its cluster if the tests say so."""
         user = check_user(user, self.n_users)
-        if items is not self._checked:
-            items = check_items(items, self.dim, self.item_bound)
-        self._checked = None
-        x = items[check_action(action, items.shape[0])]
-        reward = check_reward(feedback)
+        x, reward = self._observation(items, action, feedback)
         if t >= self._stage_end:
             self._new_stage(t)
-        self.users.add(user, x, reward)
-        self.clusters.add(self.label[user], x, reward)
+        self._add(user, x, reward)
         rounds = t + 1
         self.user_checked[user] = True
         if self._should_split(user, rounds):

@@ -67,6 +67,18 @@ def check_decomposable(active: np.ndarray, threshold: int) -> None:
         )
 
 
+def check_batched_graph(
+    active: object, demand: object, threshold: object
+) -> tuple[np.ndarray, int, int]:
+    """The checked inputs of a decomposition, (active, D, C); refuses graphs no
+    decomposition can serve (`check_decomposable`)."""
+    active = check_active(active)
+    demand = check_count("demand", demand)
+    threshold = check_count("threshold", threshold)
+    check_decomposable(active, threshold)
+    return active, demand, threshold
+
+
 def is_u_batched(active: np.ndarray, cluster_size: int) -> bool:
     """Is there an assignment of users to active arms with >= U users on every arm?
 

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from accounting.validation import check_count
-
-from .core import FREE, Decomposition, check_active, check_decomposable
+from .core import FREE, Decomposition, check_batched_graph
 
 
 def greedy_decomposition(
     active: np.ndarray, demand: int, threshold: int, rng: np.random.Generator | None = None
 ) -> Decomposition:
     """D copies of M_j for every arm j with candidates (rng unused: deterministic)."""
-    active = check_active(active)
-    demand = check_count("demand", demand)
-    threshold = check_count("threshold", threshold)
-    check_decomposable(active, threshold)
+    active, demand, threshold = check_batched_graph(active, demand, threshold)
     arms = np.flatnonzero(active.any(axis=0))
-    patterns = np.where(active[:, arms].T, arms[:, None], FREE)
+    patterns = greedy_patterns(active, arms)
     repeats = np.full(arms.size, demand, dtype=np.int64)
     return Decomposition(patterns, repeats, "greedy", {"alpha": float(arms.size)})
+
+
+def greedy_patterns(active: np.ndarray, arms: np.ndarray) -> np.ndarray:
+    """M_j for each j in `arms`, (len(arms), N): users with j in A_i on j, the others free."""
+    return np.where(active[:, arms].T, arms[:, None], FREE)

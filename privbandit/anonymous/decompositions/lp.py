@@ -16,16 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from accounting.validation import check_count
-
 from .caratheodory import caratheodory, reduce_support
-from .core import (
-    FREE,
-    Decomposition,
-    check_active,
-    check_decomposable,
-    pair_demand,
-)
+from .core import FREE, Decomposition, check_batched_graph, pair_demand
 from .polytope import anonymity_point
 from .randomized import _greedy_top_up
 
@@ -37,10 +29,7 @@ def lp_decomposition(
     active: np.ndarray, demand: int, threshold: int, rng: np.random.Generator | None = None
 ) -> Decomposition:
     """Polytope point + Carathéodory (rng unused: deterministic)."""
-    active = check_active(active)
-    demand = check_count("demand", demand)
-    threshold = check_count("threshold", threshold)
-    check_decomposable(active, threshold)
+    active, demand, threshold = check_batched_graph(active, demand, threshold)
     point = anonymity_point(active, threshold)
     parts = [
         caratheodory(x, block, threshold)

@@ -18,12 +18,12 @@ from ...errors import config_error
 from .core import (
     FREE,
     Decomposition,
-    check_active,
-    check_decomposable,
+    check_batched_graph,
     informative_mask,
     pair_demand,
     random_active_arms,
 )
+from .greedy import greedy_patterns
 
 WEIGHTINGS = ("deficit", "uniform")
 
@@ -44,12 +44,9 @@ def randomized_decomposition(
     arm j with probability proportional to the pair's unmet demand (uniform over
     A_i once the user's demand is met), so draws go where feedback is missing.
     """
-    active = check_active(active)
-    demand = check_count("demand", demand)
-    threshold = check_count("threshold", threshold)
     if weighting not in WEIGHTINGS:
         raise config_error("weighting", weighting, f"one of {WEIGHTINGS}")
-    check_decomposable(active, threshold)
+    active, demand, threshold = check_batched_graph(active, demand, threshold)
     n, k = active.shape
     cap = check_count("max_draws", k * demand if max_draws is None else max_draws)
     need = pair_demand(active, demand)
@@ -117,5 +114,4 @@ def _one_hot(patterns: np.ndarray, k: int) -> np.ndarray:
 def _greedy_top_up(active: np.ndarray, deficit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Greedy M_j for each arm with a deficit, repeated its largest deficit."""
     arms = np.flatnonzero((deficit > 0).any(axis=0))
-    patterns = np.where(active[:, arms].T, arms[:, None], FREE)
-    return patterns.reshape(arms.size, active.shape[0]), deficit[:, arms].max(axis=0)
+    return greedy_patterns(active, arms), deficit[:, arms].max(axis=0)
