@@ -87,10 +87,10 @@ def plot(records: list[dict], out: Path) -> Path:
         stats = np.array([final(g) for _, g in cells])
         ax.errorbar(eps, stats[:, 0], yerr=stats[:, 1], fmt=style, capsize=3,
                     label=f"CDP-FCLUB-DC, {cal} calibration")
-    for label in ("CLUB", "FCLUB-DC"):
+    for label, color in (("CLUB", "tab:red"), ("FCLUB-DC", "tab:green")):
         mean, sd = final(by[(label, None, None)])
-        line = ax.axhline(mean, linestyle=":", label=f"{label} (non-private)")
-        ax.axhspan(mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+        ax.axhline(mean, linestyle=":", color=color, label=f"{label} (non-private)")
+        ax.axhspan(mean - sd, mean + sd, color=color, alpha=0.15)
     ax.set(xscale="log", yscale="log", xlabel="epsilon (delta = 0.1)",
            ylabel=f"final regret, T = {records[0]['horizon']}",
            title="CDP-FCLUB-DC: budget against regret (mean, one sd)")

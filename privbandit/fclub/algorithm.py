@@ -172,7 +172,7 @@ class FederatedClub(Policy):
                 self.observer.phase_upload(t, int(servers[c]), users, merge[0][c],
                                            base.gram[c], base.b[c], int(base.count[c]))
         self._comm.record("upload", len(members), len(members) * self._upload_bytes(), round=t)
-        labels = self._merge(merge, servers) if self.config.detect else np.zeros(
+        labels = self._merge(merge) if self.config.detect else np.zeros(
             len(members), dtype=np.int64)
         partition = partition_of(members, labels)
         if partition != self._partition:
@@ -271,11 +271,11 @@ class FederatedClub(Policy):
         base = BaseStats(gram[:, :d, :d], gram[:, :d, d], counts, variance)
         return self._view(members, raw), base
 
-    def _merge(self, merge: tuple, servers: np.ndarray) -> np.ndarray:
+    def _merge(self, merge: tuple) -> np.ndarray:
         stats, counts, reg = merge
         d = self.config.dim
         theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)
-        return merge_global(theta, counts, servers, self.config.alpha2)
+        return merge_global(theta, counts, self.config.alpha2)
 
     def _renew(self, layout: Layout, base: BaseStats, members: list[np.ndarray], t: int,
                rng: np.random.Generator) -> None:

@@ -6,12 +6,14 @@ user graph when the users' estimates are far apart (eq. 3),
     ||theta_i - theta_j|| > alpha (F(T_i) + F(T_j)),   F(T) = sqrt((1 + ln(1 + T)) / (1 + T)),
 
 and its local clusters are the connected components.  The global server then
-joins local clusters of different servers whose estimates are close (eq. 4),
+joins local clusters whose estimates are close (eq. 4),
 
     ||theta_a - theta_b|| < alpha2 (F(T_a) + F(T_b)),
 
 and the global clusters are the connected components of those joins (merging
-is transitive).  Estimates are ridge solutions (reg I + V)^-1 b, where `reg`
+is transitive).  The seed states eq. 4 for clusters of different servers; like
+the authors' code we test every pair, so a local split that was premature can
+be undone globally.  Estimates are ridge solutions (reg I + V)^-1 b, where `reg`
 holds lam plus, for noisy statistics, the 2 rho shift of Definition 2.
 Users or local clusters with no data are never separated (count 0), as in the
 authors' code.  These functions run once per phase, never per round.
@@ -56,12 +58,10 @@ def prune_local(graph: UserGraph, theta: np.ndarray, counts: np.ndarray, alpha: 
     return split
 
 
-def merge_global(theta: np.ndarray, counts: np.ndarray, servers: np.ndarray,
-                 alpha2: float) -> np.ndarray:
-    """Global cluster label of each local cluster (eq. 4, joins across servers only).
+def merge_global(theta: np.ndarray, counts: np.ndarray, alpha2: float) -> np.ndarray:
+    """Global cluster label of each local cluster (eq. 4, transitive).
 
-    theta: (C, d), counts: (C,), servers: (C,) the server of each local
-    cluster.  Labels are 0..m-1 in order of first appearance.
+    theta: (C, d), counts: (C,).  Labels are 0..m-1 in order of first appearance.
     """
     conf = club_confidence(counts)
     gaps = np.linalg.norm(theta[:, None, :] - theta[None, :, :], axis=-1)

@@ -43,8 +43,7 @@ def test_prune_local_reports_splits():
 @given(arrays(np.float64, (7, 2), elements=st.floats(-1, 1)),
        arrays(np.int64, 7, elements=st.integers(1, 1000)), st.floats(0.5, 3.0))
 def test_merge_is_the_transitive_closure_of_eq4(theta, counts, alpha2):
-    servers = np.arange(7) % 3
-    labels = merge_global(theta, counts, servers, alpha2)
+    labels = merge_global(theta, counts, alpha2)
     conf = club_confidence(counts)
     close = np.linalg.norm(theta[:, None] - theta[None], axis=-1) < alpha2 * (
         conf[:, None] + conf[None])
