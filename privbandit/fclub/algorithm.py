@@ -176,7 +176,7 @@ class FederatedClub(Policy):
             len(members), dtype=np.int64)
         partition = partition_of(members, labels)
         if partition != self._partition:
-            self._renew(Layout(servers, tuple(members), labels), base, members, t, rng)
+            self._renew(Layout(servers, tuple(members), labels), base, members, t)
             self._partition = partition
 
     def _close_phase(self) -> None:
@@ -277,9 +277,8 @@ class FederatedClub(Policy):
         theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)
         return merge_global(theta, counts, self.config.alpha2)
 
-    def _renew(self, layout: Layout, base: BaseStats, members: list[np.ndarray], t: int,
-               rng: np.random.Generator) -> None:
-        self.sync.renew(layout, base, t, rng)
+    def _renew(self, layout: Layout, base: BaseStats, members: list[np.ndarray], t: int) -> None:
+        self.sync.renew(layout, base)
         for c, users in enumerate(members):
             self._local_of_user[users] = c
         smallest = np.full(layout.n_global, self.config.n_users)

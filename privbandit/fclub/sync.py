@@ -1,6 +1,6 @@
 """How local clusters share statistics between phases: instant (FCLUB) or delayed (FCLUB-DC).
 
-Both are renewed by `renew(layout, base, t, rng)` whenever the global
+Both are renewed by `renew(layout, base)` whenever the global
 partition changes (seed 000 Algorithm 2, lines 8-18): the global statistics
 of cluster k become the sum of its local clusters' phase uploads, and every
 local copy starts from them.  Then, per observation of local cluster c:
@@ -98,7 +98,7 @@ class InstantSync:
         self._peers = np.zeros(1, dtype=np.int64)
         self._log_lam = dim * math.log(lam)
 
-    def renew(self, layout: Layout, base: BaseStats, t: int, rng: Any) -> None:
+    def renew(self, layout: Layout, base: BaseStats) -> None:
         groups = layout.groups()
         self.models = RecommendationModels(len(groups), self.dim)
         for k, group in enumerate(groups):
@@ -140,7 +140,7 @@ class DelayedSync:
         self.trees: list = []
 
     # -- renewal (Algorithm 2, lines 8-18) ------------------------------------------
-    def renew(self, layout: Layout, base: BaseStats, t: int, rng: Any) -> None:
+    def renew(self, layout: Layout, base: BaseStats) -> None:
         d, c_count = self.dim, layout.n_local
         self.layout, self.groups = layout, layout.groups()
         self.row_of = np.arange(c_count, dtype=np.intp)
