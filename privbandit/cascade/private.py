@@ -17,23 +17,25 @@ counts, the p_t coins):
   lemma does not apply and the ratio det(I + Sigma_u^-1 Sigma~_loc) is
   evaluated directly (one d x d determinant per round; an indefinite noisy
   matrix, sign <= 0, does not trigger);
-- an upload sends P_u itself and the arrival count; the server replaces u's
-  statistics by it (`CascadeServer.replace`).
+- an upload sends P_u itself; the server replaces u's statistics by it
+  (`CascadeServer.replace`) and counts u's examined items T_u as the
+  privatized trace of P_u's Gram block over B^2 (the count itself for
+  unit-norm items), kept within [arrivals, K arrivals].
 
-Server side (`PrivateCascadeServer`).  Each agent's or cluster's pooled
-noisy Gram matrix gets the regulariser (lam + rho_m) I, where rho_m bounds
-the operator norm of the summed tree noise of m agents with high probability
+Server side (`PrivateCascadeServer`).  A stored prefix after s steps holds
+popcount(s) node noises (public: s counts arrivals); a pooled sum of
+prefixes holding n node noises in all gets the regulariser (lam + rho(n)) I,
+rho(n) a high-probability bound on the operator norm of that noise
 (`TreeNoiseBounds`), so the matrix dominates lam I + (true Gram) and stays
 positive definite; the edge test's threshold alpha_d (F(T_u) + F(T_v)) gets
-the slack s_u + s_v, s_u = (gamma_1 + rho_1 S) / lambda_min(own matrix) (the
-error V^-1 (h - N theta) the noise adds to an estimate, gamma bounding the
-noise of b; the ridge shift's bias rho V^-1 theta is left out as it is nearly
-common to agents of one cluster).  T counts arrivals (public; at most the
-observed-item count, so F is larger than the non-private one).
+the slack s_u + s_v, s_u = (gamma(n_u) + rho(n_u) S) / lambda_min(u's own
+matrix) (the error V^-1 (h - N theta) the noise adds to an estimate, gamma
+bounding the noise of b; the ridge shift's bias rho V^-1 theta is left out
+as it is nearly common to agents of one cluster).
 
 Confidence width.  theta~ - theta = V^-1 (g + h - (N + rho I) theta) for the
 pooled matrix V; its V-norm exceeds the non-private radius by at most
-(gamma_m + 2 rho_m S) / sqrt(lambda_min(V)) (Shariff & Sheffet 2018, Prop. 4
+(gamma(n) + 2 rho(n) S) / sqrt(lambda_min(V)) (Shariff & Sheffet 2018, Prop. 4
 without the PSD shift), so agent u uses beta + noise_width_scale * that term,
 refreshed at every download.  noise_width_scale="matched" (default) scales
 the noise term like the rest of the radius: by beta / lemma6_beta(...), the
@@ -88,38 +90,40 @@ SAMPLERS = ("fast", "exact")
 
 @dataclass(frozen=True)
 class TreeNoiseBounds:
-    """High-probability bounds on the tree noise of the prefix sums of m agents.
+    """High-probability bounds on the tree noise of a sum of released prefixes.
 
-    Each released prefix carries at most `nodes` symmetric Gaussian node
+    A tree's prefix after s steps carries popcount(s) independent node
     noises of per-entry std sigma (off-diagonal; the diagonal has twice the
-    variance), so m agents' summed noise is a symmetric Gaussian matrix of
-    size D = d + 1 with entry std s_m = sigma sqrt(m nodes).  With
-    probability >= 1 - level for all of `releases` releases:
-    ||N||_op <= rho_m = s_m (2 sqrt(D) + 2 sqrt(ln(releases / level))) (norm
-    concentration of Gaussian symmetric matrices) and the moment column's
-    noise ||h|| <= gamma_m = s_m (sqrt(d) + sqrt(2 ln(releases / level))).
+    variance); s counts arrivals, which are public.  A sum of prefixes
+    carrying n node noises in all is a symmetric Gaussian matrix of size
+    D = d + 1 with entry std sigma sqrt(n).  With probability >= 1 - level
+    over all of `releases` releases: ||N||_op <= rho(n) = sigma sqrt(n)
+    (2 sqrt(D) + 2 sqrt(ln(releases / level))) (norm concentration of
+    Gaussian symmetric matrices, E||N|| <= 2 sqrt(D) sigma sqrt(n), Lipschitz
+    constant sqrt(2) sigma sqrt(n)), and the moment column's noise
+    ||h|| <= gamma(n) = sigma sqrt(n) (sqrt(d) + sqrt(2 ln(releases / level))).
     """
 
     sigma: float
-    nodes: int
     dim: int
     releases: int
     level: float = 0.1
 
-    def _scale(self, members: int) -> float:
-        return self.sigma * math.sqrt(members * self.nodes)
-
-    def rho(self, members: int) -> float:
+    def rho(self, nodes: int) -> float:
         tail = 2.0 * math.sqrt(math.log(self.releases / self.level))
-        return self._scale(members) * (2.0 * math.sqrt(self.dim + 1) + tail)
+        return self.sigma * math.sqrt(nodes) * (2.0 * math.sqrt(self.dim + 1) + tail)
 
-    def gamma(self, members: int) -> float:
+    def gamma(self, nodes: int) -> float:
         tail = math.sqrt(2.0 * math.log(self.releases / self.level))
-        return self._scale(members) * (math.sqrt(self.dim) + tail)
+        return self.sigma * math.sqrt(nodes) * (math.sqrt(self.dim) + tail)
 
 
 class PrivateCascadeServer(CascadeServer):
-    """The server of CDP-FedC3UCB-H: noise-dominating regularisers, noise-aware edge test."""
+    """The server of CDP-FedC3UCB-H: noise-dominating regularisers, noise-aware edge test.
+
+    `nodes[u]` is the number of node noises in u's stored prefix
+    (popcount of its step count, public).
+    """
 
     def __init__(
         self, n_agents: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
@@ -128,19 +132,33 @@ class PrivateCascadeServer(CascadeServer):
         super().__init__(n_agents, dim, lam, alpha_d, clustering=True)
         self.noise = noise
         self.theta_bound = theta_bound
-        self.floor = np.full(self.n_agents, lam + noise.rho(1))  # lambda_min of own matrix
+        self.nodes = np.zeros(self.n_agents, dtype=np.int64)
+        self.floor = np.full(self.n_agents, lam)  # lambda_min of each agent's own matrix
 
-    def ridge(self, members: int) -> np.ndarray:
-        return (self.lam + self.noise.rho(members)) * np.eye(self.dim)
+    def noise_nodes(self, members: np.ndarray) -> int:
+        return int(self.nodes[members].sum())
+
+    def ridge(self, members: np.ndarray) -> np.ndarray:
+        return (self.lam + self.noise.rho(self.noise_nodes(members))) * np.eye(self.dim)
+
+    def replace_prefix(
+        self, agent: int, prefix: np.ndarray, count: int, nodes: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Store agent's released prefix ((d+1, d+1): Gram block and moment column)."""
+        self.nodes[agent] = nodes
+        d = self.dim
+        return self.replace(agent, prefix[:d, :d], prefix[:d, d], count)
 
     def _after_upload(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
-        own = self.ridge(1) + self.gram[agent]
+        own = self.ridge(np.array([agent])) + self.gram[agent]
         self.floor[agent] = max(float(np.linalg.eigvalsh(own)[0]), self.lam)
         return super()._after_upload(agent)
 
     def estimate_slack(self, agents: np.ndarray) -> np.ndarray:
-        """||V^-1 (h - N theta)|| <= (gamma_1 + rho_1 S) / lambda_min(V): the noise's error."""
-        noise = self.noise.gamma(1) + self.noise.rho(1) * self.theta_bound
+        """||V^-1 (h - N theta)|| <= (gamma + rho S) / lambda_min(V): the noise's error."""
+        nodes = self.nodes[agents]
+        noise = np.array([self.noise.gamma(n) + self.noise.rho(n) * self.theta_bound
+                          for n in nodes.tolist()])
         return noise / self.floor[agents]
 
 
@@ -209,8 +227,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         level = check_positive("noise_level", noise_level)
         if level >= 1:
             raise config_error("noise_level", noise_level, "a probability in (0, 1)")
-        self.noise = TreeNoiseBounds(self.trees[0].sigma, self.trees[0].nodes_per_record,
-                                     self.dim, self.horizon * self.n_agents, level)
+        self.noise = TreeNoiseBounds(self.trees[0].sigma, self.dim,
+                                     self.horizon * self.n_agents, level)
         self.server = PrivateCascadeServer(self.n_agents, self.dim, self.lam, alpha_d,
                                            self.noise, self.theta_bound)
         self._prefix = np.zeros((self.n_agents, self.dim + 1, self.dim + 1))
@@ -233,7 +251,10 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         return self.beta / theory
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
-        self._rng = rng  # the tree noise of this round's update comes from the policy stream
+        if self._rng is None:
+            # tree noise from a child of the policy stream (spawning draws nothing), so
+            # the p_t coins are the non-private algorithm's, round for round
+            self._rng = rng.spawn(1)[0]
         return super().select(items, user, t, rng)
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
@@ -264,16 +285,27 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def _communicate(self, agent: int, t: int) -> None:
         prefix = self._prefix[agent].copy()
-        count = int(self.arrivals[agent])
+        count = self._examined_estimate(agent, prefix)
         self._log.record("upload", 1, prefix.nbytes + 8, round=t)
         self._uploaded[agent] = prefix
-        d = self.dim
-        gram_clu, theta_clu = self.server.replace(agent, prefix[:d, :d], prefix[:d, d], count)
-        members = self.server.members(agent).size
+        nodes = TreePrivatizer.nodes_in_prefix(self.trees[agent].steps)
+        gram_clu, theta_clu = self.server.replace_prefix(agent, prefix, count, nodes)
+        n = self.server.noise_nodes(self.server.members(agent))
         floor = max(float(np.linalg.eigvalsh(gram_clu)[0]), self.lam)
-        noise = self.noise.gamma(members) + 2.0 * self.noise.rho(members) * self.theta_bound
+        noise = self.noise.gamma(n) + 2.0 * self.noise.rho(n) * self.theta_bound
         self.widths_beta[agent] = self.beta + self.noise_width_scale * noise / math.sqrt(floor)
         self._adopt(agent, gram_clu, theta_clu, t)
+
+    def _examined_estimate(self, agent: int, prefix: np.ndarray) -> int:
+        """T_u from the privatized trace: sum ||x||^2 / B^2, within [arrivals, K arrivals].
+
+        For unit-norm items the trace is the examined count; smaller items make
+        it an underestimate, and so a larger (more cautious) F(T).
+        """
+        arrivals = int(self.arrivals[agent])
+        bound = 1.0 if self.item_bound is None else self.item_bound
+        trace = float(np.trace(prefix[: self.dim, : self.dim])) / (bound * bound)
+        return int(min(max(trace, arrivals), self.list_len * arrivals))
 
     def ledgers(self) -> list[Ledger]:
         return list(self._ledgers)

@@ -72,7 +72,7 @@ class CascadeServer:
         return self._after_upload(agent)
 
     def _after_upload(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
-        own = self.ridge(1) + self.gram[agent]
+        own = self.ridge(np.array([agent])) + self.gram[agent]
         self.theta[agent] = np.linalg.solve(own, self.moment[agent])
         if self.graph is not None:
             self._test_edges(agent)
@@ -90,8 +90,8 @@ class CascadeServer:
             self.graph.delete_edges(agent, far)
             self.deleted += int(far.size)
 
-    def ridge(self, members: int) -> np.ndarray:
-        """The regulariser added to the pooled data of `members` agents: lam I."""
+    def ridge(self, members: np.ndarray) -> np.ndarray:
+        """The regulariser added to the pooled data of the agents `members`: lam I."""
         return self._ridge
 
     def estimate_slack(self, agents: np.ndarray) -> np.ndarray:
@@ -108,7 +108,7 @@ class CascadeServer:
     def cluster_statistics(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
         """(Sigma_clu, theta_clu) of `agent`'s component (Alg. 3, line 2)."""
         members = self.members(agent)
-        gram = self.ridge(members.size) + self.gram[members].sum(axis=0)
+        gram = self.ridge(members) + self.gram[members].sum(axis=0)
         theta = np.linalg.solve(gram, self.moment[members].sum(axis=0))
         return gram, theta
 

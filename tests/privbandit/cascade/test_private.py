@@ -60,8 +60,9 @@ def test_server_holds_only_privatized_uploads(small_env):
         noise = policy.server.gram[agent] - raw[agent, :d, :d]
         if policy.buffers.count[agent] == 0:
             assert np.abs(noise).max() > 1.0  # sigma is in the hundreds at epsilon = 1
-    # the server counts arrivals (public), never the private number of examined items
-    assert (policy.server.count <= policy.arrivals).all()
+    # T_u comes from the privatized trace, kept within [1, K] items per arrival
+    assert (policy.server.count[uploaded] >= 1).all()
+    assert (policy.server.count <= policy.list_len * policy.arrivals).all()
 
 
 def test_width_accounts_for_the_noise_and_shrinks_with_epsilon(small_env):
@@ -79,11 +80,12 @@ def test_noise_bounds_cover_the_tree_noise(seed, steps):
     dim = 4
     rng = np.random.default_rng(seed)
     tree = TreePrivatizer((dim + 1, dim + 1), 64, sigma=1.0, symmetric=True, sampler=FAST)
-    bounds = TreeNoiseBounds(1.0, tree.nodes_per_record, dim, releases=64, level=0.1)
+    bounds = TreeNoiseBounds(1.0, dim, releases=64, level=0.1)
     for _ in range(steps):
         prefix = tree.add(np.zeros((dim + 1, dim + 1)), rng)
-    assert np.linalg.norm(prefix, 2) <= bounds.rho(1)
-    assert np.linalg.norm(prefix[:dim, dim]) <= bounds.gamma(1)
+    nodes = TreePrivatizer.nodes_in_prefix(steps)
+    assert np.linalg.norm(prefix, 2) <= bounds.rho(nodes)
+    assert np.linalg.norm(prefix[:dim, dim]) <= bounds.gamma(nodes)
 
 
 def test_examined_item_over_the_norm_bound_is_refused(small_env):
