@@ -111,7 +111,7 @@ def plot(results: dict[int, dict[str, list[dict]]], out: Path) -> list[Path]:
             x = np.asarray(groups[name][0]["cluster_error_rounds"]) + 1
             m, s = curves.mean(axis=0), curves.std(axis=0)
             ax.plot(x, m, label=LABELS[name])
-            ax.fill_between(x, m - s, m + s, alpha=0.2)
+            ax.fill_between(x, np.clip(m - s, 0, 1), np.clip(m + s, 0, 1), alpha=0.2)
         ax.set_xscale("log")
         ax.set(title=f"clustering error rate, J = {clusters}", xlabel="round", ylabel="error rate")
         ax.legend()
@@ -126,6 +126,7 @@ def plot(results: dict[int, dict[str, list[dict]]], out: Path) -> list[Path]:
             m, s = curves.mean(axis=0), curves.std(axis=0)
             ax.plot(x, m, label=LABELS[name])
             ax.fill_between(x, m - s, m + s, alpha=0.2)
+        ax.set_yscale("log")  # FedLinUCB's linear regret would flatten the others
         ax.set(title=f"cumulative regret, J = {clusters}", xlabel="round", ylabel="regret")
         ax.legend()
     fig.tight_layout()

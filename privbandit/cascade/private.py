@@ -170,7 +170,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     calibration "tight" | "paper" (paper_formula "seed000" | "shariff-sheffet"),
     accountant (the ledgers'), sampler "fast" (NumPy, simulation) | "exact"
     (OpenDP), noise_level (failure probability of the noise bounds),
-    noise_width_scale (multiplies the noise term of the width).
+    noise_width_scale ("matched", the default, or a number > 0: multiplies the
+    noise term of the width).
     """
 
     name = "cdp-fedc3ucb-h"
