@@ -13,6 +13,9 @@ Protocol, for t = 0, 1, 2, ... in order:
 Rounds are generated in blocks: each block of B rounds costs one RNG call per
 kind of randomness (arrivals, items, reward noise), in a fixed order, so a
 seed fixes every round bit for bit.  Items handed to policies are read-only.
+With `env.prefetch = True` the next block is drawn on a worker thread while
+the current one is played (`envs.pipeline`): the same rounds, sooner when a
+core is free.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import HorizonError, config_error
+from .pipeline import BlockPipeline
 
 # Target number of float64 context entries per block (about 2 MB).
 BLOCK_ENTRIES = 1 << 18
@@ -90,12 +94,33 @@ class Environment(ABC):
         self._rows = 0  # rounds in the current block; 0 = no block yet
         self._users: list[int] = []  # the block's arrivals as Python ints
         self._items = np.empty((0, 0, 0))
+        self._prefetch = False
+        self._pipeline = BlockPipeline()
+        self._drawn = 0  # rounds drawn since reset, prefetched block excluded
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy must hold the generator as the prefetched block's draw left it
+        self._pipeline.settle()
+        return self.__dict__.copy()
+
+    @property
+    def prefetch(self) -> bool:
+        """Draw the next block of rounds on a worker thread (see `envs.pipeline`)."""
+        return self._prefetch
+
+    @prefetch.setter
+    def prefetch(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise config_error("prefetch", on, "True or False")
+        self._prefetch = on
 
     def reset(self, rng: np.random.Generator) -> None:
         """Start a fresh round stream from `rng` (the hidden world is unchanged)."""
         if not isinstance(rng, np.random.Generator):
             raise config_error("rng", rng, "a numpy.random.Generator")
+        self._pipeline.discard()
         self._rng = rng
+        self._drawn = 0
         self._block = {}
         self._start = 0
         self._next = 0
@@ -124,15 +149,25 @@ class Environment(ABC):
         i = t - self._start
         if not self._block or i >= self._rows:
             self._start = t
-            self._block = self._draw_block(self._block_size, self._rng)
-            for arr in self._block.values():
-                arr.flags.writeable = False
+            self._block = self._pipeline.take(self._frozen_block, self._prefetch_ahead())
             users = self._block["users"]
             self._rows = users.shape[0]
             self._users = users.tolist() if users.dtype.kind in "iu" else [int(u) for u in users]
             self._items = self._block["items"]
             i = 0
         return i
+
+    def _frozen_block(self) -> dict[str, np.ndarray]:
+        """The next block from `_draw_block`, its arrays made read-only."""
+        block = self._draw_block(self._block_size, self._rng)
+        for arr in block.values():
+            arr.flags.writeable = False
+        return block
+
+    def _prefetch_ahead(self) -> bool:
+        """Count the block being taken; True if the one after it should be prefetched."""
+        self._drawn += self._block_size
+        return self._prefetch and (self.horizon is None or self._drawn < self.horizon)
 
     def _row(self, t: int) -> int:
         """Index of round t in the current block (t must be the last observed round)."""

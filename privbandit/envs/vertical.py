@@ -228,6 +228,15 @@ class ActivePartyView(Environment):
     def reset(self, rng: np.random.Generator) -> None:
         self.env.reset(rng)
 
+    @property
+    def prefetch(self) -> bool:
+        """The wrapped environment's setting: it draws the rounds."""
+        return self.env.prefetch
+
+    @prefetch.setter
+    def prefetch(self, on: bool) -> None:
+        self.env.prefetch = on
+
     def observe(self, t: int) -> Round:
         rnd = self.env.observe(t)
         return Round(rnd.t, rnd.user, rnd.items[:, self._columns])
