@@ -126,6 +126,8 @@ class RunResult:
         if max_points is None:
             out["regret"] = self.regret.tolist()
             out["reward"] = self.reward.tolist()
+            if self.comm_rounds is not None:
+                out["comm_rounds"] = self.comm_rounds.tolist()
         else:
             if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
                 raise config_error("max_points", max_points, "None or an integer >= 2")
@@ -157,6 +159,7 @@ class RunResult:
             ledgers=data.get("ledgers", []),
             cluster_error=data.get("cluster_error"),
             cluster_error_rounds=data.get("cluster_error_rounds"),
+            comm_rounds=data.get("comm_rounds"),
             privacy=data.get("privacy", {}),
             timings=data.get("timings", {}),
             seed=data.get("seed"),

@@ -95,6 +95,7 @@ def run(
         regret=regret,
         reward=reward,
         comm={} if comm is None else comm.summary(),
+        comm_rounds=None if comm is None else comm.round_indices(),
         ledgers=[led.summary() for led in policy.ledgers()],
         cluster_error=np.array(errors) if measure else None,
         cluster_error_rounds=np.array(err_rounds) if measure else None,

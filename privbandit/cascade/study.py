@@ -73,7 +73,7 @@ def run_cascade(name: str, config: dict[str, Any], seed: np.random.SeedSequence)
     every = max(1, horizon // max(int(points), 1))
     result = run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
     comm = {**result.comm, "triggers": dict(getattr(policy, "triggers", {}))}
-    return dataclasses.replace(result, comm=comm, comm_rounds=policy.comm.round_indices())
+    return dataclasses.replace(result, comm=comm)
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:

@@ -66,7 +66,6 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                          horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     result = run(policy, env, horizon, seed, algorithm=name)
-    comm = policy.comm
     plan = getattr(policy, "plan", None)
     if plan is not None:  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
@@ -74,8 +73,7 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
         privacy = plan.statement(servers, m)
     else:
         privacy = {**result.privacy, "statement": f"none: {name} is a non-private baseline"}
-    return replace(result, comm_rounds=None if comm is None else comm.round_indices(),
-                   privacy=privacy)
+    return replace(result, privacy=privacy)
 
 
 def _runner(name: str):

@@ -129,3 +129,33 @@ def test_result_bad_input(kwargs, error, match):
         RunResult(**base)
     with pytest.raises(ConfigError, match="max_points must be None or an integer >= 2"):
         make_result().to_dict(max_points=1)
+
+
+def test_run_records_the_rounds_the_policy_communicated_in():
+    from privbandit.envs import LinearUsersEnv, SphereItems
+    from privbandit.policies import LinUCB
+    from privbandit.run import run
+
+    class Chatty(LinUCB):
+        """LinUCB that uploads at every 7th round."""
+
+        def __init__(self) -> None:
+            super().__init__(3, 1, beta=0.3)
+            self.log = CommLog()
+
+        @property
+        def comm(self) -> CommLog:
+            return self.log
+
+        def update(self, items, user, action, feedback, t):
+            super().update(items, user, action, feedback, t)
+            if t % 7 == 0:
+                self.log.record("upload", 1, 8, round=t)
+
+    env = LinearUsersEnv(np.full((1, 3), 0.5), SphereItems(3, 4))
+    result = run(Chatty(), env, 50, 1)
+    np.testing.assert_array_equal(result.comm_rounds, np.arange(0, 50, 7))
+    assert result.to_dict(max_points=10)["comm_rounds_curve"][-1] == 8
+    again = RunResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    np.testing.assert_array_equal(again.comm_rounds, result.comm_rounds)
+    assert run(LinUCB(3, 1), env, 10, 1).comm_rounds is None
