@@ -99,7 +99,10 @@ def ucb_scores(theta: np.ndarray, inv: np.ndarray, items: np.ndarray, beta: floa
         means = items @ theta
     else:
         means = np.matmul(items, theta[..., :, None])[..., 0]
-    return means + beta * ucb_widths(inv, items)
+    scores = ucb_widths(inv, items)
+    scores *= beta  # in place: the same numbers as means + beta * widths, no temporaries
+    scores += means
+    return scores
 
 
 def logdet_increment(quad: np.ndarray | float, weight: float = 1.0) -> np.ndarray:

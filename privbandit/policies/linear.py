@@ -103,7 +103,7 @@ class LinUCB(_LinearPolicy):
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         """Index of the item with the highest upper confidence bound (lowest index on ties)."""
-        return int(np.argmax(self.scores(items, user)))
+        return int(self.scores(items, user).argmax())
 
     def params(self) -> dict[str, Any]:
         return {**self._base_params(), **self.radius.params()}
