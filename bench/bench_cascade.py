@@ -7,6 +7,8 @@ parameters of `privbandit.cascade.study`.
 - the run: `run_cascade("fedc3ucb-h", ...)`, i.e. the environment (contexts
   drawn in blocks) and the policy driven by `privbandit.run.run`; target:
   under 3 minutes;
+- the same run with `prefetch=True` (blocks of rounds drawn on a second
+  core while the policy plays; the script checks the regret is identical);
 - reference 1, the environment alone (same rounds, a fixed list each round):
   the floor any policy pays for the 200 x 20 contexts and the click draws;
 - reference 2, the policy alone on pre-drawn rounds (2000 recorded rounds
@@ -121,10 +123,15 @@ def main() -> None:
     comm_fresh, _, fresh_cpu = policy_only(records, args.ref_rounds, args.rounds, fresh=True)
     config = {"horizon": args.rounds, "environment": dict(SETTING)}
     result, wall, cpu = timed(lambda: run_cascade("fedc3ucb-h", config, seed))
+    piped, pipe_wall, pipe_cpu = timed(
+        lambda: run_cascade("fedc3ucb-h", config, seed, prefetch=True))
+    if piped.total_regret != result.total_regret:
+        raise SystemExit(f"prefetch changed the run: {piped.total_regret} != {result.total_regret}")
 
     per = 1e6 / args.ref_rounds  # microseconds per round from seconds over ref_rounds
     print(f"run: {args.rounds} rounds in {wall:.1f} s wall ({cpu:.1f} s CPU), "
           f"regret {result.total_regret:.1f}, {result.comm['rounds']} communications")
+    print(f"run with prefetch: {pipe_wall:.1f} s wall ({pipe_cpu:.1f} s CPU), same regret")
     print(f"environment alone: {per * env_cpu:.1f} us CPU per round")
     print(f"policy alone ({args.ref_rounds} rounds), determinant lemma: {per * lemma_cpu:.1f} us "
           f"CPU per round ({comm_lemma} comms); fresh determinants: {per * fresh_cpu:.1f} us "
@@ -134,6 +141,8 @@ def main() -> None:
     print(f"run_wall_seconds: {wall:.1f}")
     print(f"run_cpu_seconds: {cpu:.1f}")
     print(f"under_3_minutes_cpu: {'yes' if cpu < 180 else 'no'}")
+    print(f"prefetch_rounds_per_second: {args.rounds / pipe_wall:.0f}")
+    print(f"prefetch_speedup_wall: {wall / pipe_wall:.2f}")
     print(f"run_vs_environment_alone: {cpu / args.rounds / (env_cpu / args.ref_rounds):.2f}")
     print(f"fresh_determinant_vs_lemma_policy: {fresh_cpu / lemma_cpu:.2f}")
 

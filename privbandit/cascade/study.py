@@ -56,13 +56,20 @@ def build_environment(settings: dict[str, Any], seed: np.random.SeedSequence):
     return seed001_environment(seed_streams(seed)["world"], **settings)
 
 
-def run_cascade(name: str, config: dict[str, Any], seed: np.random.SeedSequence) -> RunResult:
-    """Run the algorithm `name` on seed 001's environment for config["horizon"] rounds."""
+def run_cascade(
+    name: str, config: dict[str, Any], seed: np.random.SeedSequence, *, prefetch: bool = False
+) -> RunResult:
+    """Run the algorithm `name` on seed 001's environment for config["horizon"] rounds.
+
+    `prefetch` draws the environment's blocks on a worker thread (the same run, sooner
+    when a core is free; `privbandit.envs.pipeline`).
+    """
     config = dict(config)
     horizon = config.pop("horizon", None)
     if horizon is None:
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
     env = build_environment(dict(config.pop("environment", {})), seed)
+    env.prefetch = prefetch
     points = config.pop("cluster_points", 1000)
     params = {**DEFAULTS, **config}
     if name == "fedind":
