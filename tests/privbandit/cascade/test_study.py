@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from privbandit.cascade.study import build_environment
+from privbandit.cascade.study import build_environment, run_cascade
 from privbandit.registry import REGISTRATION_MODULES, get_algorithm
 from privbandit.result import RunResult
 from privbandit.run import seed_streams
@@ -52,3 +52,11 @@ def test_unknown_environment_key_is_named(small_env):
     with pytest.raises(ValueError, match="environment must be keys among"):
         get_algorithm("fedind").run({"horizon": 10, "environment": {"users": 3}},
                                     np.random.SeedSequence(0))
+
+
+def test_prefetch_gives_the_same_run(small_env):
+    config = {"horizon": 400, "environment": small_env, "cluster_points": 10}
+    plain = run_cascade("fedc3ucb-h", config, np.random.SeedSequence(3))
+    piped = run_cascade("fedc3ucb-h", config, np.random.SeedSequence(3), prefetch=True)
+    np.testing.assert_array_equal(plain.regret, piped.regret)
+    np.testing.assert_array_equal(plain.comm_rounds, piped.comm_rounds)
