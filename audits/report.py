@@ -11,11 +11,10 @@ the claimed epsilon (at the claimed delta), else "consistent".  `to_dict()` /
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
+from accounting.plain import to_plain
 
 CONSISTENT = "consistent"
 VIOLATION = "violation"
@@ -50,7 +49,7 @@ class AuditReport:
         return self.verdict == VIOLATION
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: _plain(v) for k, v in asdict(self).items()}
+        out = to_plain(asdict(self), strict_json=True)
         out["verdict"] = self.verdict
         return out
 
@@ -61,21 +60,6 @@ class AuditReport:
     def from_dict(cls, data: dict[str, Any]) -> "AuditReport":
         data = {k: v for k, v in data.items() if k != "verdict"}
         return cls(**data)
-
-
-def _plain(value: Any) -> Any:
-    """Numpy scalars/arrays and tuples to JSON types; non-finite floats to strings."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
 
 
 _COLUMNS = (("mechanism", 44), ("tester", 12), ("claim eps", 10), ("delta", 8),

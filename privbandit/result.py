@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from accounting.plain import to_plain
+
 from .errors import ShapeError, config_error
 
 
@@ -20,19 +22,6 @@ def _float_array(name: str, value: Any) -> np.ndarray:
     if arr.ndim != 1:
         raise ShapeError(f"{name} must be a 1-D array; got shape {arr.shape}")
     return arr
-
-
-def _jsonable(value: Any) -> Any:
-    """Convert numpy scalars/arrays nested in dicts and lists to plain Python."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 @dataclass
@@ -113,15 +102,15 @@ class RunResult:
         """
         out: dict[str, Any] = {
             "algorithm": self.algorithm,
-            "params": _jsonable(self.params),
+            "params": to_plain(self.params),
             "horizon": self.horizon,
             "total_regret": self.total_regret,
             "seed": self.seed,
-            "environment": _jsonable(self.environment),
-            "comm": _jsonable(self.comm),
-            "ledgers": _jsonable(self.ledgers),
-            "privacy": _jsonable(self.privacy),
-            "timings": _jsonable(self.timings),
+            "environment": to_plain(self.environment),
+            "comm": to_plain(self.comm),
+            "ledgers": to_plain(self.ledgers),
+            "privacy": to_plain(self.privacy),
+            "timings": to_plain(self.timings),
         }
         if max_points is None:
             out["regret"] = self.regret.tolist()

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
-from accounting.validation import check_nonnegative
-
-from ..errors import config_error
+from ..policies.radius import RadiusSettings
 
 
 def lemma6_beta(
@@ -47,29 +45,15 @@ def lemma6_beta(
 
 
 @dataclass(frozen=True)
-class CascadeRadius:
+class CascadeRadius(RadiusSettings):
     """beta = scale * lemma6_beta(...) for beta="lemma6", or scale * beta for a number >= 0.
 
     noise_scale R (1/2 for Bernoulli clicks), theta_bound S, delta in (0, 1).
     """
 
-    beta: float | str = 0.3
-    scale: float = 1.0
-    noise_scale: float = 0.5
-    delta: float = 0.1
-    theta_bound: float = 1.0
+    formula: ClassVar[str] = "lemma6"
 
-    def __post_init__(self) -> None:
-        if self.beta != "lemma6":
-            if isinstance(self.beta, (str, bool)) or not isinstance(self.beta, (int, float)):
-                raise config_error("beta", self.beta, "'lemma6' or a finite number >= 0")
-            object.__setattr__(self, "beta", check_nonnegative("beta", self.beta))
-        object.__setattr__(self, "scale", check_nonnegative("beta_scale", self.scale))
-        object.__setattr__(self, "noise_scale", check_nonnegative("noise_scale", self.noise_scale))
-        object.__setattr__(self, "theta_bound", check_nonnegative("theta_bound", self.theta_bound))
-        d = self.delta
-        if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0.0 < d < 1.0:
-            raise config_error("delta", d, "a number in (0, 1)")
+    beta: float | str = 0.3
 
     def value(
         self, *, dim: int, n_agents: int, alpha_c: float, list_len: int, horizon: int, lam: float
@@ -82,9 +66,3 @@ class CascadeRadius:
                 theta_bound=self.theta_bound, delta=self.delta,
             )
         return self.scale * float(self.beta)
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "beta": self.beta, "beta_scale": self.scale, "noise_scale": self.noise_scale,
-            "delta": self.delta, "theta_bound": self.theta_bound,
-        }

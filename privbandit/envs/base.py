@@ -96,7 +96,6 @@ class Environment(ABC):
         self._items = np.empty((0, 0, 0))
         self._prefetch = False
         self._pipeline = BlockPipeline()
-        self._drawn = 0  # rounds drawn since reset, prefetched block excluded
 
     def __getstate__(self) -> dict[str, Any]:
         # a copy must hold the generator as the prefetched block's draw left it
@@ -120,7 +119,6 @@ class Environment(ABC):
             raise config_error("rng", rng, "a numpy.random.Generator")
         self._pipeline.discard()
         self._rng = rng
-        self._drawn = 0
         self._block = {}
         self._start = 0
         self._next = 0
@@ -149,7 +147,11 @@ class Environment(ABC):
         i = t - self._start
         if not self._block or i >= self._rows:
             self._start = t
-            self._block = self._pipeline.take(self._frozen_block, self._prefetch_ahead())
+            # prefetch the block after this one unless it would start at or past the horizon
+            ahead = self._prefetch and (
+                self.horizon is None or t + self._block_size < self.horizon
+            )
+            self._block = self._pipeline.take(self._frozen_block, ahead)
             users = self._block["users"]
             self._rows = users.shape[0]
             self._users = users.tolist() if users.dtype.kind in "iu" else [int(u) for u in users]
@@ -163,11 +165,6 @@ class Environment(ABC):
         for arr in block.values():
             arr.flags.writeable = False
         return block
-
-    def _prefetch_ahead(self) -> bool:
-        """Count the block being taken; True if the one after it should be prefetched."""
-        self._drawn += self._block_size
-        return self._prefetch and (self.horizon is None or self._drawn < self.horizon)
 
     def _row(self, t: int) -> int:
         """Index of round t in the current block (t must be the last observed round)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from accounting.validation import check_nonnegative
 
@@ -17,24 +17,24 @@ from ..errors import config_error
 
 
 @dataclass(frozen=True)
-class ConfidenceRadius:
-    """beta = scale * (R sqrt(2 ln(1/delta) + ln det(V)/det(lam I)) + sqrt(lam) S) for
-    beta="oful", or scale * beta for a constant beta >= 0.
-
-    R = noise_scale (sub-Gaussian scale of the rewards; 1/2 for rewards in
-    [0, 1]), S = theta_bound (bound on ||theta||), delta in (0, 1).
+class RadiusSettings:
+    """What every UCB radius is set by: `beta` (the name of a theoretical formula,
+    `formula`, or a constant >= 0), `scale` (multiplies either), R = noise_scale,
+    delta in (0, 1) and S = theta_bound.  Subclasses name the formula and compute it.
     """
 
-    beta: float | str = "oful"
+    formula: ClassVar[str]
+
+    beta: float | str
     scale: float = 1.0
     noise_scale: float = 0.5
     delta: float = 0.1
     theta_bound: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.beta != "oful":
+        if self.beta != self.formula:
             if isinstance(self.beta, str):
-                raise config_error("beta", self.beta, "'oful' or a finite number >= 0")
+                raise config_error("beta", self.beta, f"{self.formula!r} or a finite number >= 0")
             object.__setattr__(self, "beta", check_nonnegative("beta", self.beta))
         object.__setattr__(self, "scale", check_nonnegative("beta_scale", self.scale))
         object.__setattr__(self, "noise_scale", check_nonnegative("noise_scale", self.noise_scale))
@@ -44,15 +44,29 @@ class ConfidenceRadius:
         object.__setattr__(self, "delta", float(d))
         object.__setattr__(self, "theta_bound", check_nonnegative("theta_bound", self.theta_bound))
 
+    def params(self) -> dict[str, Any]:
+        return {
+            "beta": self.beta, "beta_scale": self.scale, "noise_scale": self.noise_scale,
+            "delta": self.delta, "theta_bound": self.theta_bound,
+        }
+
+
+@dataclass(frozen=True)
+class ConfidenceRadius(RadiusSettings):
+    """beta = scale * (R sqrt(2 ln(1/delta) + ln det(V)/det(lam I)) + sqrt(lam) S) for
+    beta="oful", or scale * beta for a constant beta >= 0.
+
+    R = noise_scale (sub-Gaussian scale of the rewards; 1/2 for rewards in
+    [0, 1]), S = theta_bound (bound on ||theta||), delta in (0, 1).
+    """
+
+    formula: ClassVar[str] = "oful"
+
+    beta: float | str = "oful"
+
     def __call__(self, logdet_ratio: float, lam: float) -> float:
         """The radius for a model with ln(det V / det(lam I)) = logdet_ratio."""
         if self.beta == "oful":
             r = self.noise_scale * math.sqrt(2.0 * math.log(1.0 / self.delta) + logdet_ratio)
             return self.scale * (r + math.sqrt(lam) * self.theta_bound)
         return self.scale * self.beta
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "beta": self.beta, "beta_scale": self.scale, "noise_scale": self.noise_scale,
-            "delta": self.delta, "theta_bound": self.theta_bound,
-        }

@@ -47,18 +47,24 @@ def gis_round(adj: np.ndarray) -> tuple[int, int, int]:
     return slots, links, messages
 
 
+def bfs_distances(adj: np.ndarray, source: int) -> dict[int, int]:
+    """Hop distance from `source` to every node it reaches (breadth-first search)."""
+    dist = {source: 0}
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for v in map(int, np.flatnonzero(adj[u])):
+            if v not in dist:
+                dist[v] = dist[u] + 1
+                queue.append(v)
+    return dist
+
+
 def sac_round(adj: np.ndarray, graph) -> tuple[int, int]:
     """(slots of the slowest component, links used) of one SAC round."""
     slots_all = links = 0
     for part, sink in zip(components(graph), sinks(graph), strict=True):
-        dist = {int(sink): 0}
-        queue = deque([int(sink)])
-        while queue:
-            u = queue.popleft()
-            for v in np.flatnonzero(adj[u]):
-                if int(v) not in dist:
-                    dist[int(v)] = dist[u] + 1
-                    queue.append(int(v))
+        dist = bfs_distances(adj, int(sink))
         parent = {i: min(j for j in np.flatnonzero(adj[i]) if dist[int(j)] == dist[i] - 1)
                   for i in map(int, part) if i != sink}
         pending = {i: {i} for i in parent}

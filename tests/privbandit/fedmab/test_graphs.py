@@ -1,6 +1,4 @@
 """Graph generators and utilities: connectivity, components, eccentricity, sinks."""
-from collections import deque
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -24,21 +22,12 @@ from privbandit.fedmab import (
     star,
 )
 
+from .round_reference import bfs_distances
+
 
 def bfs_eccentricity(adj: np.ndarray) -> list[int]:
     """Independent reference: BFS from every node."""
-    out = []
-    for s in range(adj.shape[0]):
-        dist = {s: 0}
-        queue = deque([s])
-        while queue:
-            u = queue.popleft()
-            for v in np.flatnonzero(adj[u]):
-                if int(v) not in dist:
-                    dist[int(v)] = dist[u] + 1
-                    queue.append(int(v))
-        out.append(max(dist.values()))
-    return out
+    return [max(bfs_distances(adj, s).values()) for s in range(adj.shape[0])]
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 12])

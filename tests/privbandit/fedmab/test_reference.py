@@ -1,7 +1,4 @@
 """The epoch-level engine against the round-by-round reference: same seed, same pulls."""
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -17,11 +14,7 @@ from privbandit.fedmab import (
     star,
 )
 
-_spec = importlib.util.spec_from_file_location(
-    "fedmab_round_reference", Path(__file__).with_name("round_reference.py")
-)
-ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ref)
+from . import round_reference as ref
 
 HYBRID = disjoint_union([ring(4), star(3), fully_connected(1), fully_connected(2)])
 CASES = [
