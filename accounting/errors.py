@@ -25,6 +25,22 @@ class BudgetExceededError(PrivacyError):
     """A ledger refused a charge: the release would exceed the budget."""
 
 
+class MissingExtraError(PrivacyError, ImportError):
+    """An optional part was used without the extra that installs its dependency."""
+
+
+def require_extra(module: str, extra: str, feature: str):
+    """Import `module`, or raise MissingExtraError naming the extra that provides it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise MissingExtraError(
+            f"{feature} needs {module.split('.')[0]}, which the '{extra}' extra installs: "
+            f'pip install "privbandit[{extra}]" (import failed: {err})') from None
+
+
 def invalid(name: str, value: object, allowed: str) -> InvalidParameterError:
     """Build the standard message: parameter, value received, what is allowed."""
     return InvalidParameterError(f"{name} must be {allowed}; got {value!r}")

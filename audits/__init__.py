@@ -19,28 +19,53 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       DiffprivlibMechanism(mechanism_class, name, params).claim(),
       StreamAdapter(factory, name) with tree_factory(shape, horizon, sigma, clip_norm=...)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
-      suite_summary, SUITE_SAMPLES; positive controls in `audits.controls`,
-      broken building blocks in `audits.broken`; attacks in `audits.attacks`.
+      suite_summary, SUITE_SAMPLES; positive controls in `privbandit.audits.controls`,
+      broken building blocks in `privbandit.audits.broken`; attacks in `privbandit.audits.attacks`.
 
 See docs/audits.md for the method and how to audit your own mechanism.
 """
-from .adapters import DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
-from .binomial import cp_lower, cp_upper
-from .cases import AuditCase
-from .claims import Claim, NeighbouringPair
-from .protocols import Mechanism, PairGenerator, Statistic, Tester
-from .report import CONSISTENT, VIOLATION, AuditReport, format_table
-from .runner import run_audit
-from .statistics import LinearDiscriminant, Projection, Scalar
-from .streams import StreamAdapter, tree_factory
-from .suite import SUITE_SAMPLES, run_cases, standard_suite, suite_failures, suite_summary
-from .testers import GaussianDPTester, LowerBound, ThresholdTester
+from importlib import import_module
 
-__all__ = [
-    "CONSISTENT", "SUITE_SAMPLES", "VIOLATION", "AuditCase", "AuditReport", "Claim",
-    "DiffprivlibMechanism", "GaussianDPTester", "LinearDiscriminant", "LowerBound", "Mechanism",
-    "NeighbouringPair", "OpenDPMechanism", "PairGenerator", "Projection", "ReleaseAdapter",
-    "Scalar", "Statistic", "StreamAdapter", "Tester", "ThresholdTester", "cp_lower", "cp_upper",
-    "format_table", "run_audit", "run_cases", "standard_suite", "suite_failures",
-    "suite_summary", "tree_factory",
-]
+# name -> submodule.  Loaded on first use, so the pytest plugin (a submodule)
+# costs an unrelated test session next to nothing.
+_NAMES = {
+    "AuditCase": "cases",
+    "AuditReport": "report",
+    "CONSISTENT": "report",
+    "Claim": "claims",
+    "DiffprivlibMechanism": "adapters",
+    "GaussianDPTester": "testers",
+    "LinearDiscriminant": "statistics",
+    "LowerBound": "testers",
+    "Mechanism": "protocols",
+    "NeighbouringPair": "claims",
+    "OpenDPMechanism": "adapters",
+    "PairGenerator": "protocols",
+    "Projection": "statistics",
+    "ReleaseAdapter": "adapters",
+    "SUITE_SAMPLES": "suite",
+    "Scalar": "statistics",
+    "Statistic": "protocols",
+    "StreamAdapter": "streams",
+    "Tester": "protocols",
+    "ThresholdTester": "testers",
+    "VIOLATION": "report",
+    "cp_lower": "binomial",
+    "cp_upper": "binomial",
+    "format_table": "report",
+    "run_audit": "runner",
+    "run_cases": "suite",
+    "standard_suite": "suite",
+    "suite_failures": "suite",
+    "suite_summary": "suite",
+    "tree_factory": "streams",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str):
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.errors import UnsupportedEventError, invalid
+from privbandit.accounting.errors import UnsupportedEventError, invalid
 
 from .claims import Claim
 

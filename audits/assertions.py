@@ -22,33 +22,25 @@ from typing import Any
 
 import numpy as np
 
-from accounting.accountants import Accountant
-from accounting.errors import InvalidParameterError, invalid
-from accounting.events import NotDifferentiallyPrivate, PrivacyEvent, flatten
-from accounting.ledger import Ledger
-from accounting.validation import check_count, check_nonnegative
+from privbandit.accounting.accountants import Accountant
+from privbandit.accounting.errors import InvalidParameterError, invalid
+from privbandit.accounting.events import NotDifferentiallyPrivate, PrivacyEvent, flatten
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_count, check_nonnegative
 
 from .claims import Claim, NeighbouringPair
 from .report import AuditReport
 from .runner import run_audit
+from .samples import FULL_SAMPLES, QUICK_SAMPLES, SAMPLE_PRESETS, parse_samples  # noqa: F401 (re-exported)
 from .statistics import LinearDiscriminant
 from .testers import ThresholdTester
-
-QUICK_SAMPLES = 10_000
-FULL_SAMPLES = 200_000
-SAMPLE_PRESETS = {"quick": QUICK_SAMPLES, "full": FULL_SAMPLES}
 
 
 def resolve_samples(spec: object) -> int:
     """Runs per side from "quick", "full", an int >= 4 or a string of one."""
-    if isinstance(spec, str):
-        key = spec.strip().lower()
-        if key in SAMPLE_PRESETS:
-            return SAMPLE_PRESETS[key]
-        if key.isdigit():
-            spec = int(key)
-    if isinstance(spec, numbers.Integral) and not isinstance(spec, bool) and spec >= 4:
-        return int(spec)
+    samples = parse_samples(spec)
+    if samples is not None:
+        return samples
     raise invalid("samples", spec, "'quick', 'full' or an integer >= 4 (runs per side)")
 
 
@@ -77,11 +69,11 @@ def assert_consistent(
     """Audit `mechanism` on neighbouring pairs; fail when the data refute `claimed`.
 
     - `mechanism(dataset, rng, n) -> n outputs` along axis 0 (wrap a
-      `release(value, rng)` object with `audits.ReleaseAdapter`).
+      `release(value, rng)` object with `privbandit.audits.ReleaseAdapter`).
     - `pair_generator`: `rng -> NeighbouringPair`, called `pair_count` times,
       or simply one `NeighbouringPair` or a sequence of them (as
-      `audits.run_audit` takes them).
-    - `claimed`: an `audits.Claim`, an epsilon, an (epsilon, delta) tuple, or a
+      `privbandit.audits.run_audit` takes them).
+    - `claimed`: an `privbandit.audits.Claim`, an epsilon, an (epsilon, delta) tuple, or a
       privacy event read through an accountant at `delta` (default 0).
     - `tester`: default `ThresholdTester(LinearDiscriminant())`, which assumes
       nothing about the mechanism; `GaussianDPTester` is far tighter for
@@ -200,7 +192,7 @@ def _evidence(d: dict) -> str:
 def assert_charged(ledger: Ledger, events: Any, *, rel_tol: float = 1e-9) -> None:
     """The ledger holds exactly `events` (one event or an iterable) and their cost.
 
-    Events are compared as multisets of leaf releases (`accounting.events.
+    Events are compared as multisets of leaf releases (`privbandit.accounting.events.
     flatten`), so charging `e` with count=2, charging it twice and expecting
     `RepeatedEvent(e, 2)` all agree; `NotDifferentiallyPrivate` events are
     matched against the ledger's notes by reason.  The cost check composes

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
-from mechanisms.samplers import Sampler
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.samplers import Sampler
 
 from .streams import Factory, _stream
 

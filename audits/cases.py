@@ -8,7 +8,7 @@ Each case fixes a worst-case-style neighbouring pair, the statistic that
 separates it (projection onto the canary's direction, or a fitted linear
 discriminant for a stream of releases), the tester (Gaussian-DP for Gaussian
 noise, threshold otherwise) and the claim read from the mechanism's own
-`event` through an accountant.  `audits.controls` holds the broken twins.
+`event` through an accountant.  `privbandit.audits.controls` holds the broken twins.
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.anonymous import KAnonymousAggregator
-from mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
-from mechanisms.laplace import LaplaceMeans
-from mechanisms.samplers import EXACT, FAST
-from mechanisms.tree import TreePrivatizer
+from privbandit.mechanisms.anonymous import KAnonymousAggregator
+from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
+from privbandit.mechanisms.laplace import LaplaceMeans
+from privbandit.mechanisms.samplers import EXACT, FAST
+from privbandit.mechanisms.tree import TreePrivatizer
 
 from .adapters import DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
 from .claims import Claim, NeighbouringPair

@@ -11,10 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accounting.accountants import make_accountant
-from accounting.errors import NotDifferentiallyPrivateError, UnsupportedEventError, invalid
-from accounting.events import PrivacyEvent
-from accounting.validation import check_delta, check_nonnegative
+from privbandit.accounting.accountants import make_accountant
+from privbandit.accounting.errors import (
+    NotDifferentiallyPrivateError,
+    UnsupportedEventError,
+    invalid,
+)
+from privbandit.accounting.events import PrivacyEvent
+from privbandit.accounting.validation import check_delta, check_nonnegative
 
 # Accountants tried, in order, when `from_event` is not told which one to use.
 _DEFAULT_ACCOUNTANTS = ("pure-dp", "exact-gaussian")

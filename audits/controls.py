@@ -3,7 +3,7 @@
     control_cases() -> list[AuditCase]   # every case has control=True
 
 Each control keeps the claim of the mechanism it imitates and injects one
-mistake through `audits.broken` (no copy of the mechanism's logic):
+mistake through `privbandit.audits.broken` (no copy of the mechanism's logic):
 
 - Laplace means with half the needed scale (claims eps = 1, is eps = 2);
 - a Gaussian vector calibrated for l2_sensitivity 0.5 while neighbouring values
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.gaussian import GaussianVector
-from mechanisms.laplace import LaplaceMeans
-from mechanisms.samplers import FAST
-from mechanisms.tree import TreePrivatizer
+from privbandit.mechanisms.gaussian import GaussianVector
+from privbandit.mechanisms.laplace import LaplaceMeans
+from privbandit.mechanisms.samplers import FAST
+from privbandit.mechanisms.tree import TreePrivatizer
 
 from .adapters import ReleaseAdapter
 from .broken import DropNoiseSampler, NoiseScaleSampler, RedrawingTree, VarianceAsStdSampler

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from accounting.plain import to_plain
+from privbandit.accounting.plain import to_plain
 
 CONSISTENT = "consistent"
 VIOLATION = "violation"

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.validation import check_count
-from mechanisms.errors import ShapeError
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count
+from privbandit.mechanisms.errors import ShapeError
 
 from .claims import Claim, NeighbouringPair
 from .report import AuditReport

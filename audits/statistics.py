@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.validation import check_positive
-from mechanisms.errors import ShapeError
+from privbandit.accounting.validation import check_positive
+from privbandit.mechanisms.errors import ShapeError
 
 ScalarMap = Callable[[np.ndarray], np.ndarray]
 

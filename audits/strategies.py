@@ -4,15 +4,15 @@ Needs Hypothesis, a test dependency: ``pip install "privbandit[test]"``.  No
 other module of privbandit imports this one, so the library runs without it.
 
 Privacy parameters.  Valid values are finite and inside the stated range;
-every *invalid* value is refused by `accounting.validation` with
-`accounting.errors.InvalidParameterError` (a ValueError) whose message starts
+every *invalid* value is refused by `privbandit.accounting.validation` with
+`privbandit.accounting.errors.InvalidParameterError` (a ValueError) whose message starts
 with the parameter's name:
 
     epsilons(), deltas(allow_zero=False), sigmas(), sensitivities(), seeds()
     invalid_positives() (alias invalid_epsilons, invalid_sigmas),
     invalid_deltas(allow_zero=True), invalid_counts(minimum=1)
 
-Privacy events (`accounting.events`):
+Privacy events (`privbandit.accounting.events`):
 
     laplace_events(), gaussian_events(), not_dp_events(),
     privacy_events(leaves=None, max_leaves=6, max_count=16)
@@ -20,7 +20,7 @@ Privacy events (`accounting.events`):
 Bounded data: `bounded_vectors(dim, norm_bound)`, `contexts(arms, dim,
 norm_bound)`, `rewards(shape, lo, hi)`, `gram_records(dim, norm_bound)`.
 
-Neighbouring pairs (`audits.NeighbouringPair`), under each relation of
+Neighbouring pairs (`privbandit.audits.NeighbouringPair`), under each relation of
 DESIGN.md section 3, for any record strategy and for vectors, Gram matrices
 and rewards:
 
@@ -29,7 +29,7 @@ and rewards:
     matrix_pairs(dim, size, relation, norm_bound=1.0)
     reward_pairs(size, relation, lo=0.0, hi=1.0)
 
-Orthogonal-mask partitions (`mechanisms.masks`): `mask_widths()`,
+Orthogonal-mask partitions (`privbandit.mechanisms.masks`): `mask_widths()`,
 `invalid_mask_widths()` (refused with MaskError), `orthogonal_masks(widths)`,
 `masks_with_contexts(arms, norm_bound)`.
 """
@@ -45,12 +45,12 @@ try:
     from hypothesis.extra import numpy as hnp
 except ImportError as err:  # without the test extra: say which one to install
     raise ImportError(
-        "audits.strategies needs Hypothesis, a test dependency: "
+        "privbandit.audits.strategies needs Hypothesis, a test dependency: "
         'pip install "privbandit[test]" (or pip install hypothesis)'
     ) from err
 
-from accounting.errors import invalid
-from accounting.events import (
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import (
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -58,9 +58,9 @@ from accounting.events import (
     RepeatedEvent,
     TreeAggregationEvent,
 )
-from accounting.validation import check_count, check_delta, check_positive
-from mechanisms._checks import check_interval
-from mechanisms.masks import OrthogonalMask
+from privbandit.accounting.validation import check_count, check_delta, check_positive
+from privbandit.mechanisms._checks import check_interval
+from privbandit.mechanisms.masks import OrthogonalMask
 
 from .claims import NeighbouringPair
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.validation import check_count, check_positive
-from mechanisms.errors import OutOfBoundsError, ShapeError
-from mechanisms.tree import TreePrivatizer
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.errors import OutOfBoundsError, ShapeError
+from privbandit.mechanisms.tree import TreePrivatizer
 
 Factory = Callable[[int], Any]
 

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from accounting.accountants.gaussian import gaussian_epsilon
-from accounting.errors import invalid
-from accounting.validation import check_count, check_delta
-from mechanisms.errors import ShapeError
+from privbandit.accounting.accountants.gaussian import gaussian_epsilon
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count, check_delta
+from privbandit.mechanisms.errors import ShapeError
 
 from .binomial import cp_lower, cp_upper
 from .statistics import Scalar

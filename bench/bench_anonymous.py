@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from mechanisms.anonymous import elicit_feedback
 from privbandit.anonymous import AnonymousBaSE, AnonymousExploreThenCommit
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
+from privbandit.mechanisms.anonymous import elicit_feedback
 
 N, K, C, U = 100, 5, 5, 20
 BUDGET = 30.0

@@ -21,12 +21,12 @@ import time
 
 import numpy as np
 
-from audits import run_audit
-from audits.attacks import differencing_attack, pca_curve, recovery_curve
-from audits.cases import gaussian_vector_case, laplace_means_case
-from audits.report import format_table
-from audits.suite import expected_verdict, run_cases, standard_suite, suite_failures
-from mechanisms.samplers import FAST
+from privbandit.audits import run_audit
+from privbandit.audits.attacks import differencing_attack, pca_curve, recovery_curve
+from privbandit.audits.cases import gaussian_vector_case, laplace_means_case
+from privbandit.audits.report import format_table
+from privbandit.audits.suite import expected_verdict, run_cases, standard_suite, suite_failures
+from privbandit.mechanisms.samplers import FAST
 
 TIGHT_SAMPLES = 10**6
 SUITE_FULL, SUITE_SLOW = 10**5, 5000

@@ -26,9 +26,9 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
-from mechanisms.anonymous import KAnonymousAggregator, elicit_feedback
-from mechanisms.masks import OrthogonalMask, sum_masked
-from mechanisms.sealing import Opener, PartyKeys, Sealer
+from privbandit.mechanisms.anonymous import KAnonymousAggregator, elicit_feedback
+from privbandit.mechanisms.masks import OrthogonalMask, sum_masked
+from privbandit.mechanisms.sealing import Opener, PartyKeys, Sealer
 
 
 def best_times(*fns, repeats: int = 9, number: int = 20) -> list[float]:

@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from mechanisms.samplers import FAST, OpenDPSampler
-from mechanisms.tree import TreePrivatizer
+from privbandit.mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.tree import TreePrivatizer
 
 DIM = 21  # d + 1 with d = 20
 TARGET_FAST_US = 50.0

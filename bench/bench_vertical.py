@@ -8,7 +8,7 @@ beta = 0.5.  For each K, in one process and on the same seed:
 - VFUCB with plain per-round traffic (the paper's protocol: serialized masked
   batches, masks still sealed at setup);
 - VFUCB with sealed per-round traffic (every masked batch sealed for the
-  active party with X25519 + HKDF + AES-GCM, `mechanisms.sealing`).
+  active party with X25519 + HKDF + AES-GCM, `privbandit.mechanisms.sealing`).
 
 Time is the algorithm's alone, in CPU seconds of this process: LinUCB's
 select + update, and VFUCB's whole round as all roles play it one after the

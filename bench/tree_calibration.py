@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from accounting import (
+from privbandit.accounting import (
     ACCOUNTANTS,
     PAPER_TREE_VARIANCES,
     ExactGaussianAccountant,

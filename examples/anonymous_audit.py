@@ -6,7 +6,7 @@ is the one `elicit_feedback` forms under that assignment.  The attacker sees
 the elicitation's aggregates and computes the canary's estimate
 r_{s,0} - r_{s,k}; the neighbouring inputs are the canary's round-0 reward 0 or 1
 (record level).  `ElicitationObserver` replays that elicitation through the real
-aggregator; `audits.run_audit` with the threshold tester turns 2 x samples runs
+aggregator; `privbandit.audits.run_audit` with the threshold tester turns 2 x samples runs
 into a 95% Clopper-Pearson lower bound on epsilon.
 
 - without noise there is no DP claim (claim epsilon = 0): C-anonymity does not
@@ -23,9 +23,9 @@ import argparse
 
 import numpy as np
 
-from audits import Claim, NeighbouringPair, ThresholdTester, run_audit
 from privbandit.anonymous import AnonymousBaSE, ElicitationObserver, algorithm_assignment
 from privbandit.anonymous.audit import RELATION
+from privbandit.audits import Claim, NeighbouringPair, ThresholdTester, run_audit
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
 
 N, K, U, T = 100, 5, 20, 10**5

@@ -5,7 +5,7 @@ they are, on the protocol's own messages (sealed traffic, opened by the
 active party as the protocol intends), for passive party 1:
 
 1. seed 003's synthetic world (d = 100 split [20] * 5, K = 10): the
-   known-plaintext attack (`audits.attacks.masks.known_plaintext`) against
+   known-plaintext attack (`privbandit.audits.attacks.masks.known_plaintext`) against
    the number k of known (features, masked) pairs -- exact from k = d_j = 20;
    the exact leak of norms and inner products with nothing known; and the
    PCA attack against the rounds observed -- it finds the span of Q^1 at
@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from audits.attacks.masks import skewed_contexts  # noqa: E402
+from privbandit.audits.attacks.masks import skewed_contexts  # noqa: E402
 from privbandit.envs import LinearUsersEnv, PoolItems  # noqa: E402
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinUCB  # noqa: E402

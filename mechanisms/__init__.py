@@ -2,25 +2,28 @@
 
 Every mechanism is a small object validated at construction, releases with an
 explicit `rng`, and exposes the `event` an accountant charges.  Imports the
-accounting layer only.
+accounting layer only.  The sealing names load `cryptography` (the 'crypto'
+extra) on first use.
 """
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .laplace import LaplaceMeans
 from .masks import OrthogonalMask, PartyMask, sum_masked
 from .samplers import EXACT, FAST, NumpySampler, OpenDPSampler, Sampler
-from .sealing import (
-    Opener,
-    PartyKeys,
-    ReplayGuard,
-    Sealer,
-    new_session,
-    open_block,
-    open_message,
-    seal_block,
-    seal_message,
-)
 from .tree import TreePrivatizer
+
+# Sealed channels need the 'crypto' extra, so they load on first use.
+_SEALING = ("Opener", "PartyKeys", "ReplayGuard", "Sealer", "new_session", "open_block",
+            "open_message", "seal_block", "seal_message")
+
+
+def __getattr__(name: str):
+    if name in _SEALING:
+        from . import sealing
+
+        return getattr(sealing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EXACT", "FAST", "Elicitation", "GaussianVector", "KAnonymousAggregator", "LaplaceMeans",

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from accounting.errors import invalid
+from privbandit.accounting.errors import invalid
 
 from .errors import ShapeError
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.events import LaplaceEvent, NotDifferentiallyPrivate, PrivacyEvent
-from accounting.ledger import Ledger
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import LaplaceEvent, NotDifferentiallyPrivate, PrivacyEvent
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError

@@ -1,7 +1,7 @@
 """Errors raised by the mechanisms layer (all subclass accounting's PrivacyError)."""
 from __future__ import annotations
 
-from accounting.errors import InvalidParameterError, PrivacyError
+from privbandit.accounting.errors import InvalidParameterError, PrivacyError
 
 
 class MechanismError(PrivacyError):

@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from accounting import calibration as calib
-from accounting.errors import invalid
-from accounting.events import GaussianEvent
-from accounting.validation import check_count, check_positive
+from privbandit.accounting import calibration as calib
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import GaussianEvent
+from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_rng, describe, real_array
 from .errors import ShapeError

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from accounting.events import LaplaceEvent
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.events import LaplaceEvent
+from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_choice, check_interval, check_rng, describe, real_array
 from .errors import OutOfBoundsError, ShapeError

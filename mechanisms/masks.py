@@ -7,7 +7,7 @@ x^j; the active party adds the parts into Q x.  Because Q is orthogonal,
 inner products and norms of full vectors are unchanged, so a linear bandit run
 on masked contexts takes exactly the same decisions as one run on the plain
 contexts (seed 003, Section 4.2 "O3M", Algorithm 1 VFUCB steps 2 and 5).
-Blocks travel to the parties sealed with `mechanisms.sealing`.
+Blocks travel to the parties sealed with `privbandit.mechanisms.sealing`.
 
 Shapes: contexts of party j are (..., K, d_j) (any leading batch axes); masked
 parts and their sum are (..., K, d).
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from accounting.events import NotDifferentiallyPrivate
+from privbandit.accounting.events import NotDifferentiallyPrivate
 
 from ._checks import check_rng
 from .errors import MaskError, ShapeError
@@ -152,7 +152,7 @@ class OrthogonalMask:
     Not differential privacy: `event` is `NotDifferentiallyPrivate`, which every
     DP accountant refuses (record it with `Ledger.note`).  Relation and threat
     model: semi-honest, non-colluding parties; the generator is trusted and
-    talks to each party over a sealed channel (`mechanisms.sealing`).  Masking
+    talks to each party over a sealed channel (`privbandit.mechanisms.sealing`).  Masking
     is lossless: sum_j Q^j x^j = Q x and Q^T (Q x) = x.  It preserves norms and
     inner products, so the active party learns ||x|| and <x, y> for every pair
     of contexts; d known plaintext/masked pairs recover Q (see the known-

@@ -50,8 +50,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_rng, check_shape, real_array
 from .errors import ShapeError

@@ -50,15 +50,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from accounting.errors import invalid
+from privbandit.accounting.errors import invalid, require_extra
 
 from .errors import SealError, ShapeError
+
+require_extra("cryptography", "crypto", "sealed channels (privbandit.mechanisms.sealing)")
+from cryptography.exceptions import InvalidTag  # noqa: E402
+from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric.x25519 import (  # noqa: E402
+    X25519PrivateKey,
+    X25519PublicKey,
+)
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # noqa: E402
 
 MAGIC = b"PBSL"
 VERSION = 1

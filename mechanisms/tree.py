@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from accounting import calibration as calib
-from accounting.errors import invalid
-from accounting.events import GaussianEvent, TreeAggregationEvent
-from accounting.validation import check_count, check_delta, check_positive
+from privbandit.accounting import calibration as calib
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import GaussianEvent, TreeAggregationEvent
+from privbandit.accounting.validation import check_count, check_delta, check_positive
 
 from ._checks import check_choice, check_rng, check_shape, real_array
 from .errors import HorizonExceededError, OutOfBoundsError

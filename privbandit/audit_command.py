@@ -1,6 +1,6 @@
 """`privbandit audit`: audit every DP mechanism of `mechanisms/` and two foreign ones.
 
-Runs `audits.standard_suite` (LaplaceMeans, GaussianVector,
+Runs `privbandit.audits.standard_suite` (LaplaceMeans, GaussianVector,
 SymmetricGaussianMatrix, TreePrivatizer and the Laplace option of
 KAnonymousAggregator, each with the fast and the exact sampler; OpenDP's and
 diffprivlib's Laplace and Gaussian through the adapters; with `--controls`
@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from audits.attacks.anonymity import differencing_attack
-from audits.attacks.masks import recovery_curve
-from audits.report import format_table
-from audits.suite import (
+from privbandit.audits.attacks.anonymity import differencing_attack
+from privbandit.audits.attacks.masks import recovery_curve
+from privbandit.audits.report import format_table
+from privbandit.audits.suite import (
     SUITE_SAMPLES,
     expected_verdict,
     run_cases,

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("privbandit: interrupted", file=sys.stderr)
         return 2
-    except (ValueError, TypeError, OSError, LookupError) as exc:
+    except (ValueError, TypeError, OSError, LookupError, ImportError) as exc:
         if args.debug:
             raise
         print(f"privbandit {args.command}: error: {exc}", file=sys.stderr)

@@ -1,11 +1,11 @@
 """Errors raised by the bandit layer (all subclass accounting's error classes).
 
 Messages say what was wrong, the value received and what is allowed; build
-parameter errors with `accounting.errors.invalid` or `config_error` below.
+parameter errors with `privbandit.accounting.errors.invalid` or `config_error` below.
 """
 from __future__ import annotations
 
-from accounting.errors import InvalidParameterError, PrivacyError
+from privbandit.accounting.errors import InvalidParameterError, PrivacyError
 
 
 class BanditError(PrivacyError):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.plain import to_plain
+from privbandit.accounting.plain import to_plain
 
 from .errors import ShapeError, config_error
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
-from accounting.errors import invalid
-from accounting.validation import check_count, check_positive
-from mechanisms.anonymous import KAnonymousAggregator, elicit_feedback
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.anonymous import KAnonymousAggregator, elicit_feedback
 
 from ..testers import ThresholdTester
 

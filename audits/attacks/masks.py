@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.validation import check_count
-from mechanisms.errors import ShapeError
-from mechanisms.masks import OrthogonalMask
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count
+from privbandit.mechanisms.errors import ShapeError
+from privbandit.mechanisms.masks import OrthogonalMask
 
 METHODS = ("lstsq", "procrustes")
 

@@ -1,6 +1,6 @@
 """Anonymous bandits (seed 004): BaSE, C-anonymous decompositions, Algorithms 1 and 2.
 
-Feedback comes only from `mechanisms.anonymous` (the C-anonymous aggregator and
+Feedback comes only from `privbandit.mechanisms.anonymous` (the C-anonymous aggregator and
 the feedback-eliciting sub-algorithm) on `privbandit.envs.anonymous.AnonymousBanditEnv`.
 """
 from .algorithm1 import AnonymousBaSE, approximation_ratio

@@ -15,7 +15,7 @@ Privacy guarantee
 -----------------
 Observations are C-anonymous (seed 004, §2.1): every number the learner sees is
 a sum of the rewards of >= C users on one arm in one round
-(`mechanisms.anonymous.KAnonymousAggregator`).  Not differential privacy: the
+(`privbandit.mechanisms.anonymous.KAnonymousAggregator`).  Not differential privacy: the
 elicitation differences sums by design.  With the environment's Laplace option,
 each round's group sums are epsilon-DP for one user's reward in that round
 (record level, L1 sensitivity hi - lo of rewards clipped to [lo, hi]); a user
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count, check_positive
 
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error

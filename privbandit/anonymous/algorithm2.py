@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count, check_positive
 
 from ..envs.anonymous import AnonymousBanditEnv
 from ..result import RunResult

@@ -1,9 +1,9 @@
 """The attacker's view of Algorithm 1's own elicitation, as an audit mechanism.
 
 `ElicitationObserver(means, assignment, threshold, canary)` is the plain callable
-`(dataset, rng, n) -> outputs` the audit layer takes (`audits.run_audit`).  It
+`(dataset, rng, n) -> outputs` the audit layer takes (`privbandit.audits.run_audit`).  It
 replays, n times independently, the feedback-eliciting sub-algorithm on the
-group that `mechanisms.anonymous.split_groups` forms for the canary under
+group that `privbandit.mechanisms.anonymous.split_groups` forms for the canary under
 `assignment` (same members, same order, same arm, the environment's means), through
 the real `KAnonymousAggregator` and `elicit_feedback`.
 
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.errors import invalid
-from accounting.validation import check_count, check_positive
-from mechanisms.anonymous import KAnonymousAggregator, elicit_feedback, split_groups
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.anonymous import KAnonymousAggregator, elicit_feedback, split_groups
 
 from ..errors import ShapeError
 from .algorithm1 import AnonymousBaSE

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count, check_positive
 
 from ..errors import ShapeError
 from .grids import batch_lengths, make_grid

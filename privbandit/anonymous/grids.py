@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from accounting.validation import check_count
+from privbandit.accounting.validation import check_count
 
 from ..errors import config_error
 from .errors import HorizonTooShortError

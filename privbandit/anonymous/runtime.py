@@ -1,6 +1,6 @@
 """What Algorithms 1 and 2 share: the played timeline, elicitation into sums, the private ledger.
 
-Every piece of feedback comes from `mechanisms.anonymous.elicit_feedback` on the
+Every piece of feedback comes from `privbandit.mechanisms.anonymous.elicit_feedback` on the
 environment's aggregator; with the Laplace option the aggregator charges the
 ledger before each release.
 """
@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.ledger import Ledger
-from mechanisms.anonymous import elicit_feedback
+from privbandit.accounting.ledger import Ledger
+from privbandit.mechanisms.anonymous import elicit_feedback
 
 from ..comm import CommLog
 from ..envs.anonymous import AnonymousBanditEnv

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..comm import CommLog, payload_bytes
 from ..envs.cascade import check_ranking

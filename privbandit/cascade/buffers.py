@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..kernels import sherman_morrison
 from ..policies.base import check_dim

@@ -3,7 +3,7 @@
 No paper has this algorithm; it combines seed 001's protocol with the
 tree-based privatizer of seed 000 (Algorithm 5) and Shariff & Sheffet (2018).
 
-Agent side.  Each agent u owns a `mechanisms.tree.TreePrivatizer` over the
+Agent side.  Each agent u owns a `privbandit.mechanisms.tree.TreePrivatizer` over the
 stream of its rounds (horizon T) and a `Ledger`.  At each of its arrivals it
 feeds the round's increment z z^T summed over the examined items, with
 z = [x; click] in R^(d+1), and keeps the noisy prefix P_u the tree releases.
@@ -74,10 +74,10 @@ from typing import Any
 
 import numpy as np
 
-from accounting.ledger import Ledger
-from accounting.validation import check_delta, check_positive
-from mechanisms.samplers import FAST, OpenDPSampler
-from mechanisms.tree import TreePrivatizer
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_delta, check_positive
+from privbandit.mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
 from ..policies.base import check_user

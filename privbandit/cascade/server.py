@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..kernels import UserGraph, club_confidence
 from ..policies.base import check_dim

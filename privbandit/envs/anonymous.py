@@ -3,7 +3,7 @@
 N users, K arms, user i's reward on arm j drawn independently each round with
 mean mu_ij in [0, 1] (Bernoulli, or Gaussian with a declared standard
 deviation).  Feedback is readable *only* through `aggregator`, a
-`mechanisms.anonymous.KAnonymousAggregator` built here with the hidden draw as
+`privbandit.mechanisms.anonymous.KAnonymousAggregator` built here with the hidden draw as
 its `reward_source`: a query for a group under C users fails and releases
 nothing, so no algorithm can read an individual reward.  The means stay private
 to the environment; algorithms get the regret of what they played from
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
-from mechanisms.anonymous import KAnonymousAggregator
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.anonymous import KAnonymousAggregator
 
 from ..errors import ShapeError, config_error
 
@@ -38,7 +38,7 @@ class AnonymousBanditEnv:
 
     Privacy guarantee
     -----------------
-    The aggregator's (`mechanisms.anonymous.KAnonymousAggregator`): every
+    The aggregator's (`privbandit.mechanisms.anonymous.KAnonymousAggregator`): every
     release is a sum over >= C users on one arm in one round (C-anonymity, seed
     004 §2.1; not differential privacy, differencing across rounds is possible).
     With `laplace_epsilon`, each round's sums are epsilon-DP for one user's

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from accounting.validation import check_nonnegative
+from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
 from ..policies.base import check_dim

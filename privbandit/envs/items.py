@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..errors import NormBoundError, ShapeError, config_error
 from ..policies.base import check_dim, mark_validated

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_nonnegative
+from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import ShapeError, config_error
 from ..policies.base import check_action

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_count
+from privbandit.accounting.validation import check_count
 
 from ..errors import RewardError, ShapeError, config_error
 

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
 from ..policies.base import check_dim

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.ledger import Ledger
+from privbandit.accounting.ledger import Ledger
 
 from ..comm import CommLog
 from ..errors import config_error

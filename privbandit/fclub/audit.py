@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_count
-from audits import (
+from privbandit.accounting.validation import check_count
+from privbandit.audits import (
     AuditReport,
     Claim,
     LinearDiscriminant,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_nonnegative, check_positive
+from privbandit.accounting.validation import check_nonnegative, check_positive
 
 from ..errors import config_error
 from ..policies.base import check_dim

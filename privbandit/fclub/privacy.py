@@ -6,14 +6,14 @@ record is one observation z = [x; y] of a user; its statistic is z z^T, a
 y x (the layout of Algorithm 5; H is the top-left block and h the first d
 entries of the last column, never a column overlapping H).  Each record meets:
 
-- the tree privatizer (`mechanisms.TreePrivatizer`, seed 000 Algorithm 5) of
+- the tree privatizer (`privbandit.mechanisms.TreePrivatizer`, seed 000 Algorithm 5) of
   the local cluster it belongs to, renewed when the cluster structure
   changes: nu = ceil(log2 T) + 1 Gaussian nodes of std `sigma_tree`.  Every
   asynchronous upload is the difference of two noisy prefix sums of that
   tree, and the upload trigger reads those noisy prefixes;
 - one per-user release of the user's phase increment (its records since the
   previous phase), a symmetric Gaussian of std `sigma_det`
-  (`mechanisms.SymmetricGaussianMatrix`).  Local edge deletion (eq. 3), the
+  (`privbandit.mechanisms.SymmetricGaussianMatrix`).  Local edge deletion (eq. 3), the
   phase uploads (Algorithm 2, line 5) and the renewal of global statistics are
   computed from these noisy per-user statistics only.
 
@@ -25,9 +25,9 @@ inputs of Definition 1, so they are public).
 Calibration.  With GDP the record's cost is mu^2 = nu (s / sigma_tree)^2 +
 (s / sigma_det)^2; `detection_share` f puts f mu^2 on the per-user release.
 "tight": mu = mu*(epsilon, delta) of the exact Gaussian accountant
-(`accounting.calibrate_gaussian_sigma`).  "paper": the node variance of seed
+(`privbandit.accounting.calibrate_gaussian_sigma`).  "paper": the node variance of seed
 000 Algorithm 5 line 3, 64 k ln(2/delta) s^2 / epsilon^2
-(`accounting.PAPER_TREE_VARIANCES["seed000"]`), with k = nu / (1 - f) nodes
+(`privbandit.accounting.PAPER_TREE_VARIANCES["seed000"]`), with k = nu / (1 - f) nodes
 (the per-user release counted as the equivalent number of tree nodes), so both
 calibrations split the budget alike and differ only in the formula.
 
@@ -54,19 +54,19 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from accounting import calibration as calib
-from accounting.accountants import ExactGaussianAccountant
-from accounting.events import (
+from privbandit.accounting import calibration as calib
+from privbandit.accounting.accountants import ExactGaussianAccountant
+from privbandit.accounting.events import (
     ComposedEvent,
     GaussianEvent,
     NotDifferentiallyPrivate,
     TreeAggregationEvent,
 )
-from accounting.ledger import Ledger
-from accounting.validation import check_delta, check_positive
-from mechanisms.gaussian import SymmetricGaussianMatrix
-from mechanisms.samplers import FAST, Sampler, resolve_sampler
-from mechanisms.tree import TreePrivatizer
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_delta, check_positive
+from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
+from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
 from ..policies.base import check_dim
@@ -103,7 +103,7 @@ class CdpPlan:
     clipped to [0, 1]); variant: "correct", or a positive control of the
     audit ("raw-trigger": the upload trigger reads raw statistics;
     "no-noise": uploaded statistics skip the noise) -- the controls still
-    claim (epsilon, delta); sampler: `mechanisms.samplers.FAST` (simulation)
+    claim (epsilon, delta); sampler: `privbandit.mechanisms.samplers.FAST` (simulation)
     or an exact sampler.
 
     Privacy guarantee

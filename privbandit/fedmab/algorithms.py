@@ -15,7 +15,7 @@ Privacy guarantee (every algorithm here)
     differs (DESIGN.md section 3).  Sensitivity: an epoch mean over n_r rewards
     in [0, 1] moves by at most 1/n_r (L1 norm over the arms: one reward
     touches one arm).  Measure: pure epsilon-DP for each agent, separately.
-    Mechanism: `mechanisms.laplace.LaplaceMeans` (scale 1/(epsilon n_r)),
+    Mechanism: `privbandit.mechanisms.laplace.LaplaceMeans` (scale 1/(epsilon n_r)),
     charged to the agent's epoch ledger before the release; parallel
     composition over disjoint epochs gives epsilon for the whole transcript.
     Assumptions: rewards in [0, 1]; the exploitation and commit pulls are
@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from accounting.validation import check_count, check_nonnegative, check_positive
-from mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
+from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
 
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error

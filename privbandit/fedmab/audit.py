@@ -26,10 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
-from audits import AuditReport, Claim, NeighbouringPair, Projection, ThresholdTester, run_audit
-from mechanisms.laplace import pairwise_mean
-from mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.audits import (
+    AuditReport,
+    Claim,
+    NeighbouringPair,
+    Projection,
+    ThresholdTester,
+    run_audit,
+)
+from privbandit.mechanisms.laplace import pairwise_mean
+from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
 
 from ..errors import RewardError, ShapeError, config_error
 from .privacy import epoch_mechanism

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from accounting.validation import check_count
+from privbandit.accounting.validation import check_count
 
 from ..errors import config_error
 from .errors import DisconnectedGraphError, GraphError

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.validation import check_count, check_nonnegative
+from privbandit.accounting.validation import check_count, check_nonnegative
 
 from ..comm import CommLog
 from ..errors import config_error

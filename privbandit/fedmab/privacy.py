@@ -10,7 +10,7 @@ transcript is epsilon-DP by parallel composition over the disjoint epochs
 (McSherry 2009, Theorem 4); running means, uploads, forwarding and
 elimination are post-processing.
 
-Accounting follows that argument: an agent has one `accounting.Ledger` (pure
+Accounting follows that argument: an agent has one `privbandit.accounting.Ledger` (pure
 DP, budget epsilon) per epoch, the protected unit being "one reward of this
 agent in this epoch", charged before the epoch's release; the agent's epsilon
 is the largest any of its epoch ledgers spent (parallel composition), never
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from accounting import Ledger
-from accounting.events import PrivacyEvent
-from accounting.validation import check_count, check_positive
-from mechanisms.laplace import LaplaceMeans
+from privbandit.accounting import Ledger
+from privbandit.accounting.events import PrivacyEvent
+from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.laplace import LaplaceMeans
 
 
 def epoch_mechanism(epsilon: float, n_rewards: int, sampler) -> LaplaceMeans:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count, check_positive
 
 from ..errors import config_error
 

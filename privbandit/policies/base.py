@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from accounting.ledger import Ledger
-from accounting.validation import check_positive
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_positive
 
 from ..comm import CommLog
 from ..errors import NormBoundError, RewardError, ShapeError, config_error

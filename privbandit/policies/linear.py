@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_nonnegative
+from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
 from ..kernels import ucb_scores

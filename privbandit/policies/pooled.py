@@ -12,7 +12,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..kernels import ucb_scores
 from .base import CheckedItemsPolicy, check_user

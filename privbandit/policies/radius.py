@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from accounting.validation import check_nonnegative
+from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
 from ..kernels import sherman_morrison

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..kernels import club_confidence
 from .base import check_user

@@ -97,8 +97,17 @@ def dask_executor(address: str) -> Executor:
     return client.get_executor()
 
 
+def _figures(records, out_dir: Path) -> list[Path]:
+    """Draw the figures, or say in one line why they are skipped."""
+    from .plots import PLOTS_MISSING, plot_all, plots_available
+
+    if not plots_available():
+        print(PLOTS_MISSING)
+        return []
+    return plot_all(records, out_dir)
+
+
 def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:
-    from .plots import plot_all
     from .runner import StudyError, run_study
     from .summary import write_ledgers, write_summary
 
@@ -117,7 +126,7 @@ def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, 
         records = load_records(out_dir)
     summary = write_summary(records, out_dir)
     write_ledgers(records, out_dir)
-    figures = plot_all(records, out_dir) if plots and records else []
+    figures = _figures(records, out_dir) if plots and records else []
     print(f"study {spec.name}: {len(records)} runs in {out_dir}")
     print(f"summary: {summary}")
     for fig in figures:
@@ -139,7 +148,6 @@ def cmd_study_run(args) -> int:
 
 
 def cmd_study_plot(args) -> int:
-    from .plots import plot_all
     from .summary import load_records, write_ledgers, write_summary
 
     records = load_records(args.dir)
@@ -147,7 +155,7 @@ def cmd_study_plot(args) -> int:
         raise ConfigError(f"results folder {str(args.dir)!r} holds no finished runs (runs/*.json)")
     write_summary(records, args.dir)
     write_ledgers(records, args.dir)
-    for fig in plot_all(records, args.dir):
+    for fig in _figures(records, args.dir):
         print(f"figure: {fig}")
     return 0
 

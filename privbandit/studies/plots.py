@@ -17,6 +17,16 @@ import numpy as np
 
 from .summary import group_cells, max_epsilon_spent
 
+PLOTS_MISSING = ("figures skipped: plotting needs matplotlib, which the 'plots' extra installs "
+                 '(pip install "privbandit[plots]")')
+
+
+def plots_available() -> bool:
+    """Whether matplotlib (the 'plots' extra) is installed."""
+    from importlib.util import find_spec
+
+    return find_spec("matplotlib") is not None
+
 
 def _pyplot():
     import matplotlib

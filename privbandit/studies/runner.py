@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BanditError
+from ..progress import Progress
 from ..registry import get_algorithm
 from .spec import RunSpec, StudySpec
 
@@ -115,7 +115,7 @@ def run_study(
 
     executor: any `concurrent.futures.Executor` (e.g. a Dask client's); by
     default a local process pool with `workers` processes (default: cores).
-    progress: a progress bar on stderr (default: only when it is a terminal).
+    progress: a progress line on stderr, terminal or not (default: on).
     Raises `StudyError` after the others finish if some runs failed.
     """
     out_dir = Path(out_dir)
@@ -145,21 +145,18 @@ def run_study(
 
 
 def _map_runs(pool, pending, max_points, runs_dir, outcome, progress, on_record) -> None:
-    from tqdm import tqdm
-
-    show = sys.stderr.isatty() if progress is None else progress
+    bar = Progress(len(pending), "runs", enabled=True if progress is None else progress)
     futures = {pool.submit(execute_run, run.to_dict(), max_points): run for run in pending}
-    with tqdm(total=len(pending), desc="runs", unit="run", disable=not show) as bar:
-        for future in as_completed(futures):
-            run = futures[future]
-            try:
-                record = future.result()
-            except Exception as exc:  # a failed run must not lose the others
-                outcome.failed.append((run.run_id, f"{type(exc).__name__}: {exc}"))
-            else:
-                write_atomic(runs_dir / f"{run.run_id}.json", json.dumps(record))
-                outcome.records.append(record)
-                outcome.ran += 1
-                if on_record is not None:
-                    on_record(record)
-            bar.update(1)
+    for future in as_completed(futures):
+        run = futures[future]
+        try:
+            record = future.result()
+        except Exception as exc:  # a failed run must not lose the others
+            outcome.failed.append((run.run_id, f"{type(exc).__name__}: {exc}"))
+        else:
+            write_atomic(runs_dir / f"{run.run_id}.json", json.dumps(record))
+            outcome.records.append(record)
+            outcome.ran += 1
+            if on_record is not None:
+                on_record(record)
+        bar.update(1)

@@ -2,8 +2,8 @@
 
 A party that sends the wrong shape raises `privbandit.errors.ShapeError`; a
 sealed message that is tampered with or addressed to someone else raises
-`mechanisms.errors.SealError` (from `mechanisms.sealing`); widths that do not
-sum to d raise `privbandit.errors.ConfigError` or `mechanisms.errors.MaskError`.
+`privbandit.mechanisms.errors.SealError` (from `privbandit.mechanisms.sealing`); widths that do not
+sum to d raise `privbandit.errors.ConfigError` or `privbandit.mechanisms.errors.MaskError`.
 What is left is a message that breaks the protocol itself.
 """
 from __future__ import annotations

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.masks import MASK_EVENT
-from mechanisms.sealing import PartyKeys
+from privbandit.mechanisms.masks import MASK_EVENT
+from privbandit.mechanisms.sealing import PartyKeys
 
 from ..comm import CommLog
 from ..envs.vertical import FeatureSplit, VerticalRound
@@ -78,8 +78,8 @@ class VerticalFederation:
     Q^j x^j with Q Haar-random and unknown to it (Section 4.2, Theorem 4.2):
     coordinates are hidden up to a rotation, but every norm and inner
     product of the party's contexts is revealed exactly, and d_j known
-    (plaintext, masked) pairs give Q^j away (`audits.attacks.masks`).  The
-    event is `mechanisms.masks.MASK_EVENT` (`NotDifferentiallyPrivate`).
+    (plaintext, masked) pairs give Q^j away (`privbandit.audits.attacks.masks`).  The
+    event is `privbandit.mechanisms.masks.MASK_EVENT` (`NotDifferentiallyPrivate`).
     Rewards never leave the active party.  Decisions are lossless: LinUCB on
     Q x equals LinUCB on x (Theorem 4.1); LinTS's sampled scores have the
     same law (Theorem A.1).

@@ -4,7 +4,7 @@
 returns, for one passive party j, what the active party received (the
 masked rows Q^j x^j of every item of every round) next to the plaintext
 rows x^j (the ground truth, for scoring only) and the true block Q^j.
-The attacks are those of `audits.attacks.masks`:
+The attacks are those of `privbandit.audits.attacks.masks`:
 
 - known plaintext: the active party somehow knows k of party j's rows
   (public items, a leaked record); with k >= d_j it recovers Q^j and then
@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audits.attacks.masks import MaskRecovery, gram_leakage, known_plaintext, pca_recovery
+from privbandit.audits.attacks.masks import (
+    MaskRecovery,
+    gram_leakage,
+    known_plaintext,
+    pca_recovery,
+)
 
 from ..envs.vertical import VerticalSplit
 from ..errors import config_error

@@ -1,7 +1,7 @@
 """The three roles of seed 003's protocol: mask generator, passive parties, active party.
 
-- `MaskGenerator` draws a Haar-random orthogonal Q (`mechanisms.masks`), seals
-  each party's column block Q^j for that party alone (`mechanisms.sealing`)
+- `MaskGenerator` draws a Haar-random orthogonal Q (`privbandit.mechanisms.masks`), seals
+  each party's column block Q^j for that party alone (`privbandit.mechanisms.sealing`)
   and keeps nothing: it must not collude with the active party.
 - `PassiveParty` j opens its block, and every round answers the active
   party's request with its masked batch Q^j x^j (K, d), serialized
@@ -14,7 +14,7 @@
 
 Semi-honest model: every role follows the protocol and may try to learn
 from what it receives.  Masks are NOT differential privacy (see
-`mechanisms.masks.MASK_EVENT`).
+`privbandit.mechanisms.masks.MASK_EVENT`).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mechanisms.masks import OrthogonalMask, PartyMask
-from mechanisms.sealing import Opener, PartyKeys, ReplayGuard, Sealer, open_message
+from privbandit.mechanisms.masks import OrthogonalMask, PartyMask
+from privbandit.mechanisms.sealing import Opener, PartyKeys, ReplayGuard, Sealer, open_message
 
 from ..errors import ShapeError, config_error
 from ..policies.base import Policy, check_dim

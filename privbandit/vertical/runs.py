@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from accounting.ledger import Ledger
-from mechanisms.masks import MASK_EVENT
+from privbandit.accounting.ledger import Ledger
+from privbandit.mechanisms.masks import MASK_EVENT
 
 from ..envs.base import Environment
 from ..envs.vertical import ActivePartyView, FeatureSplit, VerticalSplit

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.validation import check_positive
+from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
 from ..policies.base import Policy

@@ -8,7 +8,7 @@ Two messages travel every round t (seed 003, Algorithm 1 steps 4-5):
   K x d float64 matrix whose rows are Q^j x^j_{t,k}.
 
 When the federation seals its traffic, these bytes are the plaintext of a
-`mechanisms.sealing.seal_message`, so the header below is authenticated too.
+`privbandit.mechanisms.sealing.seal_message`, so the header below is authenticated too.
 
 Format, version 1 (integers big-endian, floats little-endian IEEE 754):
 

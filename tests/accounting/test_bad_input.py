@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from accounting import (
+from privbandit.accounting import (
     ACCOUNTANTS,
     ComposedEvent,
     GaussianEvent,

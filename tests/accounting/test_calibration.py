@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     ExactGaussianAccountant,
     GaussianEvent,
     LaplaceEvent,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     ACCOUNTANTS,
     ApproxDPAccountant,
     ComposedEvent,

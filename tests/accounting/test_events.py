@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -15,7 +15,7 @@ from accounting import (
     RepeatedEvent,
     TreeAggregationEvent,
 )
-from accounting.events import flatten
+from privbandit.accounting.events import flatten
 
 leaves = st.one_of(
     st.builds(LaplaceEvent, st.floats(0.1, 10.0), st.floats(0.1, 10.0)),

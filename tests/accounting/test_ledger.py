@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     BudgetExceededError,
     ComposedEvent,
     GaussianEvent,

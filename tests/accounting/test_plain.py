@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from accounting.plain import to_plain
+from privbandit.accounting.plain import to_plain
 
 NESTED = {
     1: (np.int64(3), np.float32(0.5)),

@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from accounting import (
+from privbandit.accounting import (
     ACCOUNTANTS,
     ComposedEvent,
     ExactGaussianAccountant,
@@ -17,7 +17,7 @@ from accounting import (
     RDPAccountant,
     ZCDPAccountant,
 )
-from accounting.accountants import (
+from privbandit.accounting.accountants import (
     advanced_composition_delta,
     basic_composition_delta,
     gaussian_epsilon,
@@ -203,7 +203,7 @@ def test_basic_composition_adds_epsilons_and_fails_with_any_delta():
 
 
 def test_approx_dp_reports_the_best_bound():
-    from accounting import ApproxDPAccountant
+    from privbandit.accounting import ApproxDPAccountant
 
     # 10 Laplace releases at eps0 = 1: advanced composition is useless, basic gives
     # eps = 10 at delta = 0 and KOV improves on it for delta > 0.
@@ -219,7 +219,7 @@ def test_approx_dp_reports_the_best_bound():
 
 
 def test_approx_dp_mixes_laplace_and_gaussian_leaves():
-    from accounting import ApproxDPAccountant
+    from privbandit.accounting import ApproxDPAccountant
 
     mixed = ComposedEvent((LaplaceEvent(2.0, 1.0), GaussianEvent(4.0, 1.0)))
     acc = ApproxDPAccountant().compose(mixed, 3)

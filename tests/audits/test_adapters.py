@@ -4,8 +4,8 @@ import opendp.prelude as dp
 import pytest
 from diffprivlib.mechanisms import GaussianAnalytic, Laplace
 
-from accounting.errors import InvalidParameterError, UnsupportedEventError
-from audits import (
+from privbandit.accounting.errors import InvalidParameterError, UnsupportedEventError
+from privbandit.audits import (
     Claim,
     DiffprivlibMechanism,
     NeighbouringPair,

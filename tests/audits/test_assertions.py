@@ -7,10 +7,16 @@ import time
 import numpy as np
 import pytest
 
-from accounting import GaussianEvent, LaplaceEvent, Ledger, NotDifferentiallyPrivate, RepeatedEvent
-from accounting.errors import InvalidParameterError
-from audits import Claim, GaussianDPTester, NeighbouringPair, Projection, ReleaseAdapter
-from audits.assertions import (
+from privbandit.accounting import (
+    GaussianEvent,
+    LaplaceEvent,
+    Ledger,
+    NotDifferentiallyPrivate,
+    RepeatedEvent,
+)
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits import Claim, GaussianDPTester, NeighbouringPair, Projection, ReleaseAdapter
+from privbandit.audits.assertions import (
     FULL_SAMPLES,
     QUICK_SAMPLES,
     ClaimRefuted,
@@ -19,8 +25,8 @@ from audits.assertions import (
     assert_lossless,
     resolve_samples,
 )
-from mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask
-from mechanisms.samplers import FAST
+from privbandit.mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask
+from privbandit.mechanisms.samplers import FAST
 
 PAIR = NeighbouringPair(0.0, 1.0, "scalars at distance 1", "0 vs 1")
 LAP = LaplaceEvent(10.0, 1.0)
@@ -232,7 +238,7 @@ def test_wrong_expectations_fail_naming_the_difference(expected, lines):
 
 
 def test_cost_uses_the_ledgers_own_accountant_settings():
-    from accounting import RDPAccountant
+    from privbandit.accounting import RDPAccountant
 
     ledger = Ledger("u", 50.0, 1e-5, RDPAccountant(orders=np.array([2.0, 8.0])))
     ledger.charge(GAUSS, 5)

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
-from audits.attacks.anonymity import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits.attacks.anonymity import (
     DifferencingMechanism,
     differencing_attack,
     exact_accuracy,

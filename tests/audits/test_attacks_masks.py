@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
-from audits.attacks.masks import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits.attacks.masks import (
     gram_leakage,
     known_plaintext,
     pca_curve,
@@ -13,8 +13,8 @@ from audits.attacks.masks import (
     recovery_curve,
     skewed_contexts,
 )
-from mechanisms.errors import ShapeError
-from mechanisms.masks import OrthogonalMask
+from privbandit.mechanisms.errors import ShapeError
+from privbandit.mechanisms.masks import OrthogonalMask
 
 
 @pytest.mark.parametrize("method", ["lstsq", "procrustes"])

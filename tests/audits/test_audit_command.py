@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from audits.controls import laplace_ignores_width
 from privbandit import audit_command
+from privbandit.audits.controls import laplace_ignores_width
 
 
 def parse(*argv):

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from audits.binomial import cp_lower, cp_upper
+from privbandit.audits.binomial import cp_lower, cp_upper
 
 
 @pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (517, 1000), (1, 1)])

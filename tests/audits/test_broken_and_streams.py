@@ -2,16 +2,16 @@
 import numpy as np
 import pytest
 
-from audits.broken import (
+from privbandit.audits.broken import (
     DropNoiseSampler,
     NoiseScaleSampler,
     RedrawingTree,
     VarianceAsStdSampler,
 )
-from audits.streams import StreamAdapter, tree_factory
-from mechanisms.errors import OutOfBoundsError, ShapeError
-from mechanisms.samplers import FAST, Sampler
-from mechanisms.tree import TreePrivatizer
+from privbandit.audits.streams import StreamAdapter, tree_factory
+from privbandit.mechanisms.errors import OutOfBoundsError, ShapeError
+from privbandit.mechanisms.samplers import FAST, Sampler
+from privbandit.mechanisms.tree import TreePrivatizer
 
 N = 40000
 

@@ -1,10 +1,15 @@
 """Claims read off events, and neighbouring pairs."""
 import pytest
 
-from accounting.accountants.gaussian import gaussian_epsilon
-from accounting.errors import InvalidParameterError, NotDifferentiallyPrivateError
-from accounting.events import GaussianEvent, LaplaceEvent, NotDifferentiallyPrivate, RepeatedEvent
-from audits import Claim, NeighbouringPair
+from privbandit.accounting.accountants.gaussian import gaussian_epsilon
+from privbandit.accounting.errors import InvalidParameterError, NotDifferentiallyPrivateError
+from privbandit.accounting.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    NotDifferentiallyPrivate,
+    RepeatedEvent,
+)
+from privbandit.audits import Claim, NeighbouringPair
 
 
 def test_laplace_event_gives_pure_epsilon():

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from audits import run_audit
-from audits.cases import (
+from privbandit.audits import run_audit
+from privbandit.audits.cases import (
     anonymous_laplace_case,
     foreign_cases,
     gaussian_vector_case,
@@ -12,9 +12,9 @@ from audits.cases import (
     symmetric_matrix_case,
     tree_case,
 )
-from audits.controls import control_cases
-from audits.suite import SUITE_SAMPLES, run_cases, suite_failures, suite_summary
-from mechanisms.samplers import EXACT
+from privbandit.audits.controls import control_cases
+from privbandit.audits.suite import SUITE_SAMPLES, run_cases, suite_failures, suite_summary
+from privbandit.mechanisms.samplers import EXACT
 
 CONFIDENCE = 0.99
 # The exact (OpenDP) sampler costs ~10-20 us per entry: its variants run at

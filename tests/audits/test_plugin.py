@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audits.assertions import FULL_SAMPLES, QUICK_SAMPLES
-from audits.pytest_plugin import seed_for
+from privbandit.audits.assertions import FULL_SAMPLES, QUICK_SAMPLES
+from privbandit.audits.pytest_plugin import seed_for
 
 pytest_plugins = ["pytester"]
 
@@ -45,7 +45,7 @@ def samples(result) -> set[int]:
 
 def test_registered_as_a_pytest11_entry_point():
     found = {ep.name: ep.value for ep in entry_points(group="pytest11")}
-    assert found.get("privbandit") == "audits.pytest_plugin"
+    assert found.get("privbandit") == "privbandit.audits.pytest_plugin"
 
 
 def test_rng_is_seeded_per_test_and_reproducible(pytester):
@@ -135,16 +135,17 @@ def test_plugin_and_assertions_import_without_hypothesis():
     code = (
         "import sys\n"
         "sys.modules['hypothesis'] = None  # any import of it now fails\n"
-        "import audits, audits.assertions, audits.pytest_plugin\n"
+        "import privbandit.audits, privbandit.audits.assertions, privbandit.audits.pytest_plugin\n"
         "try:\n"
-        "    import audits.strategies\n"
+        "    import privbandit.audits.strategies\n"
         "except ImportError as err:\n"
         "    print('REFUSED', err)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
-    assert out.stdout.startswith("REFUSED audits.strategies needs Hypothesis, a test dependency: "
-                                 'pip install "privbandit[test]"')
+    assert out.stdout.startswith(
+        "REFUSED privbandit.audits.strategies needs Hypothesis, a test dependency: "
+        'pip install "privbandit[test]"')
 
 
 # -- docs/testing.md: the worked example's pasted failure is what it really prints ----------
@@ -166,3 +167,50 @@ def test_docs_worked_example_prints_the_documented_failure(pytester):
     actual = iter(result.outlines)
     for line in pasted:  # in order, each exactly
         assert any(got == line for got in actual), f"not printed (in order): {line!r}"
+
+
+# -- an installed plugin must not cost or break unrelated projects ---------------------------
+def test_plugin_import_is_light():
+    code = (
+        "import sys, time\n"
+        "import pytest\n"
+        "start = time.perf_counter()\n"
+        "import privbandit.audits.pytest_plugin\n"
+        "took = time.perf_counter() - start\n"
+        "heavy = sorted(m for m in ('numpy', 'scipy', 'privbandit.accounting')\n"
+        "               if m in sys.modules)\n"
+        "print(took, heavy)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, timeout=60).stdout.split(maxsplit=1) for _ in range(3)]
+    assert all(heavy.strip() == "[]" for _, heavy in runs), runs
+    assert min(float(took) for took, _ in runs) < 0.05, runs
+
+
+def test_bad_environment_variable_fails_only_tests_that_use_the_plugin(pytester, monkeypatch):
+    monkeypatch.setenv("PRIVBANDIT_SEED", "banana")
+    pytester.makepyfile(test_mixed="""
+        def test_plain():
+            assert True
+
+        def test_uses_rng(rng):
+            assert True
+    """)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)  # the fixture fails: the test errors
+    result.stdout.fnmatch_lines([
+        "*privbandit plugin: the environment variable PRIVBANDIT_SEED must be an integer >= 0 "
+        "or 'random'; got 'banana'*"])
+
+
+def test_project_with_its_own_accounting_package_is_untouched(pytester):
+    pytester.mkpydir("accounting")
+    pytester.makepyfile(**{"accounting/ledger": "KIND = 'theirs'\n"})
+    pytester.makepyfile(test_theirs="""
+        from accounting.ledger import KIND
+
+        def test_their_package():
+            assert KIND == "theirs"
+    """)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)

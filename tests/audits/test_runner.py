@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
-from audits import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits import (
     AuditReport,
     Claim,
     NeighbouringPair,
@@ -14,7 +14,7 @@ from audits import (
     protocols,
     run_audit,
 )
-from mechanisms.errors import ShapeError
+from privbandit.mechanisms.errors import ShapeError
 
 PAIR = NeighbouringPair(0.0, 1.0, "scalar at distance 1", "0 vs 1")
 

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
-from audits import LinearDiscriminant, Projection, Scalar
-from mechanisms.errors import ShapeError
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits import LinearDiscriminant, Projection, Scalar
+from privbandit.mechanisms.errors import ShapeError
 
 
 def test_scalar_accepts_one_number_per_run():

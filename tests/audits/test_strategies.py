@@ -8,25 +8,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     Ledger,
     NotDifferentiallyPrivateError,
     PureDPAccountant,
     RDPAccountant,
     calibrate_gaussian_sigma,
 )
-from accounting.errors import InvalidParameterError
-from accounting.events import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.accounting.events import (
     GaussianEvent,
     LaplaceEvent,
     NotDifferentiallyPrivate,
     flatten,
 )
-from audits import Claim
-from audits import strategies as pst
-from mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask, TreePrivatizer
-from mechanisms.errors import MaskError
-from mechanisms.samplers import FAST
+from privbandit.audits import Claim
+from privbandit.audits import strategies as pst
+from privbandit.mechanisms import GaussianVector, LaplaceMeans, OrthogonalMask, TreePrivatizer
+from privbandit.mechanisms.errors import MaskError
+from privbandit.mechanisms.samplers import FAST
 
 
 # -- valid parameters never raise -----------------------------------------------------------

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting.accountants.gaussian import gaussian_epsilon
-from accounting.errors import InvalidParameterError
-from audits import GaussianDPTester, LinearDiscriminant, Scalar, ThresholdTester
-from mechanisms.errors import ShapeError
+from privbandit.accounting.accountants.gaussian import gaussian_epsilon
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits import GaussianDPTester, LinearDiscriminant, Scalar, ThresholdTester
+from privbandit.mechanisms.errors import ShapeError
 
 
 def randomized_response(epsilon, bit, n, rng):

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import Ledger, RepeatedEvent
-from accounting.errors import InvalidParameterError
-from audits import (
+from privbandit.accounting import Ledger, RepeatedEvent
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.audits import (
     Claim,
     GaussianDPTester,
     LinearDiscriminant,
@@ -17,19 +17,24 @@ from audits import (
     StreamAdapter,
     tree_factory,
 )
-from audits import strategies as pst
-from audits.assertions import ClaimRefuted, assert_charged, assert_consistent, assert_lossless
-from audits.cases import mechanism_cases
-from audits.controls import (
+from privbandit.audits import strategies as pst
+from privbandit.audits.assertions import (
+    ClaimRefuted,
+    assert_charged,
+    assert_consistent,
+    assert_lossless,
+)
+from privbandit.audits.cases import mechanism_cases
+from privbandit.audits.controls import (
     gaussian_wrong_sensitivity,
     laplace_half_scale,
     laplace_ignores_width,
     tree_drops_node_noise,
     variance_as_std,
 )
-from mechanisms import GaussianVector, KAnonymousAggregator, LaplaceMeans, TreePrivatizer
-from mechanisms.laplace import pairwise_mean
-from mechanisms.samplers import FAST
+from privbandit.mechanisms import GaussianVector, KAnonymousAggregator, LaplaceMeans, TreePrivatizer
+from privbandit.mechanisms.laplace import pairwise_mean
+from privbandit.mechanisms.samplers import FAST
 
 AUDITS = settings(max_examples=4)  # each example is a whole audit
 

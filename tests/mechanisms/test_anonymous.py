@@ -6,22 +6,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     BudgetExceededError,
     LaplaceEvent,
     Ledger,
     NotDifferentiallyPrivate,
     NotDifferentiallyPrivateError,
 )
-from accounting.errors import InvalidParameterError
-from mechanisms.anonymous import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.anonymous import (
     KAnonymousAggregator,
     elicit_feedback,
     pack_groups,
     split_groups,
 )
-from mechanisms.errors import AnonymityError, OutOfBoundsError, ShapeError
-from mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.errors import AnonymityError, OutOfBoundsError, ShapeError
+from privbandit.mechanisms.samplers import FAST, OpenDPSampler
 
 
 class RecordingSource:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accounting import ExactGaussianAccountant, PureDPAccountant
-from accounting.events import PrivacyEvent
-from mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
-from mechanisms.laplace import LaplaceMeans
-from mechanisms.samplers import FAST
-from mechanisms.tree import TreePrivatizer
+from privbandit.accounting import ExactGaussianAccountant, PureDPAccountant
+from privbandit.accounting.events import PrivacyEvent
+from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
+from privbandit.mechanisms.laplace import LaplaceMeans
+from privbandit.mechanisms.samplers import FAST
+from privbandit.mechanisms.tree import TreePrivatizer
 
 SYM = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.25], [0.0, 0.25, 3.0]]) / 10
 

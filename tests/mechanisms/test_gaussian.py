@@ -8,11 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import ExactGaussianAccountant, GaussianEvent
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import ShapeError
-from mechanisms.gaussian import DEFAULT_MAX_ENTRIES, GaussianVector, SymmetricGaussianMatrix
-from mechanisms.samplers import EXACT, FAST
+from privbandit.accounting import ExactGaussianAccountant, GaussianEvent
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import ShapeError
+from privbandit.mechanisms.gaussian import (
+    DEFAULT_MAX_ENTRIES,
+    GaussianVector,
+    SymmetricGaussianMatrix,
+)
+from privbandit.mechanisms.samplers import EXACT, FAST
 
 
 def assert_moments(samples, variance, z=6.0):

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import BudgetExceededError, LaplaceEvent, Ledger, PureDPAccountant
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import OutOfBoundsError, ShapeError
-from mechanisms.laplace import LaplaceMeans, mean_float_slack, pairwise_mean
-from mechanisms.samplers import EXACT, FAST
+from privbandit.accounting import BudgetExceededError, LaplaceEvent, Ledger, PureDPAccountant
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import OutOfBoundsError, ShapeError
+from privbandit.mechanisms.laplace import LaplaceMeans, mean_float_slack, pairwise_mean
+from privbandit.mechanisms.samplers import EXACT, FAST
 
 
 def assert_laplace_moments(noise, scale, z=7.0):

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import Ledger, NotDifferentiallyPrivate, NotDifferentiallyPrivateError
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import MaskError, ShapeError
-from mechanisms.masks import OrthogonalMask, PartyMask, sum_masked
+from privbandit.accounting import Ledger, NotDifferentiallyPrivate, NotDifferentiallyPrivateError
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import MaskError, ShapeError
+from privbandit.mechanisms.masks import OrthogonalMask, PartyMask, sum_masked
 
 widths_st = st.lists(st.integers(1, 6), min_size=1, max_size=5)
 

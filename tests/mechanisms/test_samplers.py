@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import ShapeError
-from mechanisms.samplers import EXACT, FAST, NumpySampler, OpenDPSampler, resolve_sampler
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import ShapeError
+from privbandit.mechanisms.samplers import EXACT, FAST, NumpySampler, OpenDPSampler, resolve_sampler
 
 K = -40
 GRID = 2.0**K

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import SealError, ShapeError
-from mechanisms.masks import OrthogonalMask
-from mechanisms.sealing import (
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import SealError, ShapeError
+from privbandit.mechanisms.masks import OrthogonalMask
+from privbandit.mechanisms.sealing import (
     MAGIC,
     VERSION,
     Opener,

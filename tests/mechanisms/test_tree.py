@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import (
+from privbandit.accounting import (
     BudgetExceededError,
     ExactGaussianAccountant,
     GaussianEvent,
@@ -16,11 +16,11 @@ from accounting import (
     TreeAggregationEvent,
     tree_nodes_per_record,
 )
-from accounting import calibration as calib
-from accounting.errors import InvalidParameterError
-from mechanisms.errors import HorizonExceededError, OutOfBoundsError, ShapeError
-from mechanisms.samplers import EXACT, FAST, NumpySampler
-from mechanisms.tree import TreePrivatizer, float_sensitivity_factor, psd_bound
+from privbandit.accounting import calibration as calib
+from privbandit.accounting.errors import InvalidParameterError
+from privbandit.mechanisms.errors import HorizonExceededError, OutOfBoundsError, ShapeError
+from privbandit.mechanisms.samplers import EXACT, FAST, NumpySampler
+from privbandit.mechanisms.tree import TreePrivatizer, float_sensitivity_factor, psd_bound
 
 
 class RecordingSampler(NumpySampler):

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from accounting.validation import check_count
+from privbandit.accounting.validation import check_count
 
 from ...errors import ShapeError
 from ..errors import DecompositionError

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
-from mechanisms.anonymous import KAnonymousAggregator
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.anonymous import AnonymousBaSE, AnonymousExploreThenCommit
 from privbandit.anonymous.errors import AssumptionError, HorizonTooShortError
 from privbandit.envs.anonymous import AnonymousBanditEnv
 from privbandit.errors import ConfigError
+from privbandit.mechanisms.anonymous import KAnonymousAggregator
 from privbandit.result import RunResult
 
 N, K, C, U, T = 24, 3, 2, 6, 3000

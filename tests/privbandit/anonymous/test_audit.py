@@ -2,13 +2,13 @@
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
-from audits import CONSISTENT, Claim, NeighbouringPair, ThresholdTester, run_audit
-from mechanisms.anonymous import split_groups
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.anonymous import AnonymousBaSE, ElicitationObserver, algorithm_assignment
 from privbandit.anonymous.audit import RELATION
 from privbandit.anonymous.errors import AssumptionError
+from privbandit.audits import CONSISTENT, Claim, NeighbouringPair, ThresholdTester, run_audit
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
+from privbandit.mechanisms.anonymous import split_groups
 
 N, K, C, U = 24, 3, 2, 6
 

@@ -4,11 +4,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
-from mechanisms.anonymous import KAnonymousAggregator, pack_groups
-from mechanisms.errors import AnonymityError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
 from privbandit.errors import ConfigError, ShapeError
+from privbandit.mechanisms.anonymous import KAnonymousAggregator, pack_groups
+from privbandit.mechanisms.errors import AnonymityError
 
 MEANS = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5], [0.0, 1.0]])
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.cascade import (
     CascadeServer,
     FederatedCascadeUCB,

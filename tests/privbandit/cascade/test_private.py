@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechanisms.samplers import FAST
-from mechanisms.tree import TreePrivatizer
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
 from privbandit.cascade.study import run_cascade
 from privbandit.envs import seed001_environment
 from privbandit.errors import NormBoundError
+from privbandit.mechanisms.samplers import FAST
+from privbandit.mechanisms.tree import TreePrivatizer
 
 HORIZON = 400
 

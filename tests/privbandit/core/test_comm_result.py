@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.comm import CommLog, payload_bytes
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.result import RunResult

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.envs import LinearUsersEnv, SphereItems, clustered_linear_environment
 from privbandit.errors import ConfigError, NormBoundError, RewardError, ShapeError
 from privbandit.kernels import UserGraph

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from accounting.errors import InvalidParameterError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.fclub import CdpPlan, FclubConfig, FederatedClub, make_policy, server_of_users
 

@@ -7,10 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting import PAPER_TREE_VARIANCES, ExactGaussianAccountant, calibrate_gaussian_sigma
-from mechanisms.samplers import FAST
+from privbandit.accounting import (
+    PAPER_TREE_VARIANCES,
+    ExactGaussianAccountant,
+    calibrate_gaussian_sigma,
+)
 from privbandit.fclub import CdpPlan, make_policy
 from privbandit.fclub.audit import AuditWorld, TranscriptMechanism, canary_pair
+from privbandit.mechanisms.samplers import FAST
 
 EPS = st.floats(0.05, 20.0)
 DELTA = st.floats(1e-8, 0.3)

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import BudgetExceededError, InvalidParameterError
-from accounting.events import LaplaceEvent
+from privbandit.accounting.errors import BudgetExceededError, InvalidParameterError
+from privbandit.accounting.events import LaplaceEvent
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
 from privbandit.errors import ConfigError, RewardError
 from privbandit.fedmab import (

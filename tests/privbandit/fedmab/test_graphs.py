@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.errors import InvalidParameterError
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.fedmab import (
     DisconnectedGraphError,
     Graph,

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from accounting import LaplaceEvent, Ledger
+from privbandit.accounting import LaplaceEvent, Ledger
 from privbandit.registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from privbandit.result import RunResult
 

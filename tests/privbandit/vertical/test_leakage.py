@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audits.attacks.masks import skewed_contexts
+from privbandit.audits.attacks.masks import skewed_contexts
 from privbandit.envs import LinearUsersEnv, PoolItems
 from privbandit.envs.vertical import VerticalSplit
 from privbandit.errors import ConfigError

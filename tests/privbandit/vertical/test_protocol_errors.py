@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechanisms.errors import SealError
-from mechanisms.sealing import Sealer
 from privbandit.envs.vertical import VerticalRound
 from privbandit.errors import ConfigError, ShapeError
+from privbandit.mechanisms.errors import SealError
+from privbandit.mechanisms.sealing import Sealer
 from privbandit.policies import LinUCB
 from privbandit.run import seed_streams
 from privbandit.vertical import VerticalFederation, mask_stream, wire

@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from accounting.errors import NotDifferentiallyPrivateError
-from accounting.ledger import Ledger
-from mechanisms.masks import MASK_EVENT
+from privbandit.accounting.errors import NotDifferentiallyPrivateError
+from privbandit.accounting.ledger import Ledger
 from privbandit.envs.vertical import VerticalSplit
 from privbandit.errors import ConfigError
+from privbandit.mechanisms.masks import MASK_EVENT
 from privbandit.policies import LinTS, LinUCB
 from privbandit.vertical import run_partial_local, run_vertical
 from privbandit.vertical.ties import TieTolerant

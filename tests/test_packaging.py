@@ -1,0 +1,95 @@
+"""Packaging: privbandit.* import names, every package listed, light core imports, layers."""
+from __future__ import annotations
+
+import importlib.util
+import runpy
+import subprocess
+import sys
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"accounting": "privbandit.accounting", "mechanisms": "privbandit.mechanisms",
+           "audits": "privbandit.audits", "privbandit": "privbandit"}
+
+
+def _config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_every_package_folder_is_installed_under_privbandit():
+    listed = set(_config()["tool"]["setuptools"]["packages"])
+    found = set()
+    for folder, package in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *rel)))
+    assert found == listed
+
+
+def test_no_generic_top_level_name_is_installed(tmp_path):
+    code = ("import importlib.util\n"
+            "print([n for n in ('accounting', 'mechanisms', 'audits') "
+            "if importlib.util.find_spec(n)])\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["privbandit.accounting", "privbandit.mechanisms"])
+def test_core_layers_load_no_optional_dependency(module, tmp_path):
+    code = (f"import sys, {module}\n"
+            "print(sorted(m for m in ('matplotlib', 'cryptography', 'tqdm', 'dask', "
+            "'diffprivlib', 'sklearn') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+
+
+def test_version_and_entry_points():
+    import privbandit
+
+    assert privbandit.__version__ == _config()["project"]["version"]
+    assert callable(privbandit.run_study) and callable(privbandit.get_algorithm)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        privbandit.nope  # noqa: B018
+
+
+def test_missing_extra_names_the_extra(monkeypatch):
+    from privbandit.accounting.errors import MissingExtraError, require_extra
+
+    with pytest.raises(MissingExtraError, match=r"'plots' extra installs: pip install "
+                                                r"\"privbandit\[plots\]\""):
+        require_extra("no_such_module_for_privbandit", "plots", "a figure")
+    assert importlib.util.find_spec("privbandit.mechanisms.sealing") is not None
+
+
+def _checker():
+    return runpy.run_path(str(ROOT / ".ci" / "check_layers.py"))
+
+
+def test_repository_imports_point_down_the_layers():
+    files, problems = _checker()["check"](ROOT)
+    assert files > 100 and problems == []
+
+
+def test_layer_checker_catches_upward_and_relative_imports(tmp_path):
+    for folder in FOLDERS:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "accounting" / "bad.py").write_text("from privbandit.mechanisms import x\n")
+    (tmp_path / "mechanisms" / "ok.py").write_text("from privbandit.accounting import y\n")
+    (tmp_path / "mechanisms" / "lazy.py").write_text(
+        "def f():\n    from ..audits import runner\n")
+    (tmp_path / "audits" / "bare.py").write_text("import privbandit.run\n")
+    _, problems = _checker()["check"](tmp_path)
+    assert len(problems) == 3
+    assert any("accounting/bad.py:1" in p for p in problems)
+    assert any("mechanisms/lazy.py:2" in p and "privbandit.audits.runner" in p for p in problems)
+    assert any("audits/bare.py:1" in p for p in problems)
