@@ -9,7 +9,7 @@ from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .laplace import LaplaceMeans
 from .masks import OrthogonalMask, PartyMask, sum_masked
-from .samplers import EXACT, FAST, NumpySampler, OpenDPSampler, Sampler
+from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -26,7 +26,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "EXACT", "FAST", "Elicitation", "GaussianVector", "KAnonymousAggregator", "LaplaceMeans",
+    "EXACT", "FAST", "GRID", "Elicitation", "GaussianVector", "GridSampler",
+    "KAnonymousAggregator", "LaplaceMeans",
     "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask", "PartyKeys", "PartyMask",
     "ReplayGuard", "Sampler", "Sealer", "SymmetricGaussianMatrix", "TreePrivatizer",
     "elicit_feedback", "new_session", "open_block", "open_message", "seal_block",
