@@ -6,11 +6,12 @@
 uses it.  Which testers run is decided from the shape of the outputs and the
 claim, never from their values, so the split below is fixed in advance:
 
-| outputs | testers |
-|---|---|
-| one number per run | threshold (the value), event search (atoms, bins, float bits), Gaussian-DP when delta > 0 |
-| vectors, matrices | threshold and event search on a fitted linear discriminant, Gaussian-DP when delta > 0, classifier (DP-Sniper style, scikit-learn) |
-| and with `float_model` | floating-point reachability under that sampler model |
+- one number per run: threshold (on the value), event search (atoms, bins,
+  float bits), Gaussian-DP when delta > 0;
+- vectors, matrices: threshold and event search on a fitted linear
+  discriminant, Gaussian-DP when delta > 0, the classifier (DP-Sniper style,
+  scikit-learn);
+- with `float_model`: floating-point reachability under that sampler model.
 
 With m testers each runs at confidence 1 - (1 - confidence) / m, so by the
 union bound the largest of their bounds holds at `confidence`; the report

@@ -86,7 +86,7 @@ def threshold_score(p_hi: np.ndarray, p_lo: np.ndarray, delta: float) -> np.ndar
 
 
 def split_runs(x: np.ndarray, holdout: float, max_selection: int, name: str):
-    """(selection, evaluation): the first `holdout` fraction (at most `max_selection`) and the rest."""
+    """(selection, evaluation): the first `holdout` fraction (<= `max_selection`), the rest."""
     if x.ndim == 0 or len(x) < 4:
         raise ShapeError(f"{name} must hold >= 4 runs along axis 0; got shape {x.shape}")
     k = min(max(1, int(round(len(x) * holdout))), max_selection, len(x) - 1)
