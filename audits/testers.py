@@ -65,6 +65,8 @@ _SMOOTHING = 0.05
 class TesterAssumptionError(ValueError):
     """A tester's assumption about the mechanism does not hold on the data it was given."""
 
+    __test__ = False  # not a pytest test class, despite the name
+
 
 def forecast(k_hi, n_hi, k_lo, n_lo, m_hi, m_lo, alpha: float, delta: float, score):
     """A pessimistic forecast of the bound an event would give on a fresh evaluation part.
