@@ -39,7 +39,14 @@ from privbandit.accounting.validation import check_count, check_delta
 
 from .binomial import cp_lower, cp_upper
 from .statistics import Auto, _rows
-from .testers import LowerBound, check_confidence, forecast, split_runs, threshold_score
+from .testers import (
+    LowerBound,
+    check_confidence,
+    check_selection,
+    forecast,
+    split_runs,
+    threshold_score,
+)
 
 
 def lowest_bit(outputs: np.ndarray) -> np.ndarray:
@@ -92,13 +99,9 @@ class EventSearchTester:
     def __post_init__(self) -> None:
         check_count("atoms", self.atoms)
         check_count("keep", self.keep)
-        check_count("max_selection", self.max_selection)
-        if not (isinstance(self.holdout, float) and 0.0 < self.holdout < 1.0):
-            raise invalid("holdout", self.holdout, "a float in (0, 1)")
+        check_selection(self.statistic, self.holdout, self.max_selection)
         if not self.bins or not all(isinstance(b, int) and b >= 2 for b in self.bins):
             raise invalid("bins", self.bins, "a non-empty tuple of ints >= 2 (histogram sizes)")
-        if not callable(getattr(self.statistic, "fit", None)):
-            raise invalid("statistic", self.statistic, "an object with fit(sel0, sel1) -> f")
 
     def bound(self, outputs0, outputs1, *, delta: float, confidence: float) -> LowerBound:
         delta = check_delta("delta", delta)

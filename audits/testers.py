@@ -87,6 +87,15 @@ def threshold_score(p_hi: np.ndarray, p_lo: np.ndarray, delta: float) -> np.ndar
     return np.where(np.isfinite(eps) & (eps > 0), eps, 0.0)
 
 
+def check_selection(statistic: Any, holdout: object, max_selection: object) -> None:
+    """The settings every selection/evaluation tester shares."""
+    check_count("max_selection", max_selection)
+    if not (isinstance(holdout, float) and 0.0 < holdout < 1.0):
+        raise invalid("holdout", holdout, "a float in (0, 1)")
+    if not callable(getattr(statistic, "fit", None)):
+        raise invalid("statistic", statistic, "an object with fit(sel0, sel1) -> f")
+
+
 def split_runs(x: np.ndarray, holdout: float, max_selection: int, name: str):
     """(selection, evaluation): the first `holdout` fraction (<= `max_selection`), the rest."""
     if x.ndim == 0 or len(x) < 4:
@@ -127,11 +136,7 @@ class _ThresholdSearch:
 
     def __post_init__(self) -> None:
         check_count("candidates", self.candidates)
-        check_count("max_selection", self.max_selection)
-        if not (isinstance(self.holdout, float) and 0.0 < self.holdout < 1.0):
-            raise invalid("holdout", self.holdout, "a float in (0, 1)")
-        if not callable(getattr(self.statistic, "fit", None)):
-            raise invalid("statistic", self.statistic, "an object with fit(sel0, sel1) -> f")
+        check_selection(self.statistic, self.holdout, self.max_selection)
 
     def bound(self, outputs0, outputs1, *, delta: float, confidence: float) -> LowerBound:
         delta = self._check_delta(delta)
