@@ -365,8 +365,9 @@ _MAX_GRID_SCALE = 2.0**52  # up to it, a count cap of 2**62 / block is >= 1000 s
 def _exponential_counts(r: np.ndarray, rng: np.random.Generator, rate: float) -> np.ndarray:
     """floor(E / rate) for E = -log(1 - r) ~ Exp(1): a geometric count with ratio exp(-rate)."""
     e = np.log1p(-r)  # -E
-    if r.max(initial=0.0) > _BLOCK_LEVEL:  # memoryless: E > 8 is 8 plus a fresh exponential
-        over = np.flatnonzero(r > _BLOCK_LEVEL)
+    over = r > _BLOCK_LEVEL
+    if over.any():  # memoryless: E > 8 is 8 plus a fresh exponential
+        over = np.flatnonzero(over)
         offset = np.zeros(r.size)
         while over.size:
             offset[over] -= _BLOCK
@@ -377,18 +378,20 @@ def _exponential_counts(r: np.ndarray, rng: np.random.Generator, rate: float) ->
     return np.floor(e * (-1.0 / rate))
 
 
-def _bernoulli_exp(rng: np.random.Generator, r: np.ndarray, exponent: np.ndarray) -> np.ndarray:
-    """Bernoulli(exp(-exponent)) from uniforms `r`, tested in factors of at most exp(-8)."""
-    if exponent.max(initial=0.0) <= _BLOCK:
-        return r < np.exp(-exponent)
-    keep = r < np.exp(-np.minimum(exponent, _BLOCK))
-    rest = np.flatnonzero(keep & (exponent > _BLOCK))
-    left = exponent[rest] - _BLOCK
+def _bernoulli_exp(rng: np.random.Generator, r: np.ndarray, logp: np.ndarray) -> np.ndarray:
+    """Bernoulli(exp(logp)) from uniforms `r` (logp <= 0), tested in factors >= exp(-8)."""
+    low = logp < -_BLOCK
+    keep = r < np.exp(np.maximum(logp, -_BLOCK))
+    rest = keep & low
+    if not rest.any():  # survivors of a split test are rare: e**-8 each
+        return keep
+    rest = np.flatnonzero(rest)
+    left = logp[rest] + _BLOCK
     while rest.size:
-        passed = rng.random(rest.size) < np.exp(-np.minimum(left, _BLOCK))
+        passed = rng.random(rest.size) < np.exp(np.maximum(left, -_BLOCK))
         keep[rest[~passed]] = False
-        more = passed & (left > _BLOCK)
-        rest, left = rest[more], left[more] - _BLOCK
+        more = passed & (left < -_BLOCK)
+        rest, left = rest[more], left[more] + _BLOCK
     return keep
 
 
@@ -406,8 +409,8 @@ def _laplace_candidates(rng: np.random.Generator, t: float, size: int, gaussian:
     block = float(1 << bits)  # a power of two <= t: acceptance of u is at least 1/e
     raw = rng.bit_generator.random_raw(size)
     r = rng.random((2, size))
-    u = (raw >> np.uint64(64 - bits)).astype(np.float64) if bits else np.zeros(size)
-    negative = (raw & np.uint64(1)).astype(bool)  # the lowest bit; u uses the highest
+    u = (raw & np.uint64((1 << bits) - 1)).astype(np.float64)  # the low bits
+    negative = raw.view(np.int64) < 0  # the top bit
     count = _exponential_counts(r[1], rng, block / t)
     if t > _FLOAT_GRID_SCALE:  # magnitudes may pass 2**53: exact in int64 instead
         x = np.minimum(count, _INT_RANGE / block - 1.0).astype(np.int64) * (1 << bits)
@@ -416,17 +419,23 @@ def _laplace_candidates(rng: np.random.Generator, t: float, size: int, gaussian:
         x = np.minimum(count, _FLOAT_INTS / block - 1.0)
         x *= block
         x += u
-    # Keep u with probability exp(-u / t) and, for the Gaussian, y with probability
-    # exp(-(|y| - t)**2 / (2 t**2)): independent tests, so one test of the product.
-    exponent = u * (1.0 / t)
+    # Keep u with probability exp(-u / t) (one test: the exponent is below 1) and, for
+    # the Gaussian, y with probability exp(-(|y| - t)**2 / (2 t**2)): independent
+    # tests, so one test of the product.
+    logp = u * (-1.0 / t)
     if gaussian:
         gap = x - t  # float, relative error 2**-53 (int64 magnitudes included)
         gap *= gap
-        gap *= 0.5 / (t * t)
-        exponent += gap
-    keep = _bernoulli_exp(rng, r[0], exponent)
-    keep &= ~negative | (x != 0)  # +0 and -0 are one outcome
-    return np.where(negative, -x, x)[keep]
+        gap *= -0.5 / (t * t)
+        logp += gap
+        keep = _bernoulli_exp(rng, r[0], logp)
+    else:
+        keep = r[0] < np.exp(logp)
+    zero = x == 0
+    if zero.any():
+        keep &= ~(negative & zero)  # +0 and -0 are one outcome
+    np.negative(x, out=x, where=negative)
+    return x[keep]
 
 
 def _integer_noise(rng: np.random.Generator, kind: str, t: float, size: int) -> np.ndarray:

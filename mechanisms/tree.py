@@ -92,7 +92,7 @@ class TreePrivatizer:
         eigenvalues in [Upsilon, 3 Upsilon], so a noisy Gram matrix stays
         positive definite and acts as a ridge regulariser between those two
         values.  Data-independent, hence free of privacy cost.
-    sampler : None (exact OpenDP sampler) or e.g. `samplers.FAST`.
+    sampler : None (the float-safe grid sampler) or e.g. `samplers.FAST`.
 
     Privacy guarantee
     -----------------

@@ -56,7 +56,7 @@ def test_split_bernoulli_tests_keep_their_probabilities():
     for exponent in (0.5, 8.0, 11.0, 20.0):
         n = 4_000_000 if exponent > 8 else 200_000
         e = np.full(n, exponent)
-        rate = samplers._bernoulli_exp(rng, rng.random(n), e).mean()
+        rate = samplers._bernoulli_exp(rng, rng.random(n), -e).mean()
         p = math.exp(-exponent)
         assert abs(rate - p) <= 6 * math.sqrt(p / n) + 1e-12, (exponent, rate, p)
 
