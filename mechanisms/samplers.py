@@ -25,13 +25,14 @@ release is fl((N + Z) * 2**k): the correctly rounded grid value, exact while
 function of it (post-processing), and Z has every integer in its support, so
 the set of possible outputs does not depend on the secret: every grid point
 is reachable from every input.  Z is drawn as in Canonne, Kamath & Steinke
-(2020, Algorithms 2 and 3): a uniform integer below a power of two L >= t
+(2020, Algorithms 2 and 3): a uniform integer below a power of two L <= t / 2
 accepted with probability exp(-u / t), plus L times a geometric count, with
 a random sign, gives the discrete Laplace of scale t; the discrete Gaussian
 accepts a discrete Laplace proposal with probability
 exp(-(|y| - sigma)**2 / (2 sigma**2)).  Every acceptance test compares a
 53-bit uniform with a probability of at least e**-8 (larger exponents are
-split into factors; exponential counts are drawn in memoryless blocks of 8),
+split into factors; exponential counts are drawn in memoryless blocks of 8,
+in steps L / t >= 1/4),
 so the drawn integer distribution matches the ideal one within a relative
 factor exp(+-eta), eta <= 2**-38, on every integer (quantization
 2**-53 * e**8 plus a few ulps of exp and log).  For neighbours that differ in
@@ -362,20 +363,22 @@ _FLOAT_GRID_SCALE = 2.0**43  # up to it, a count cap of 2**53 / block is >= 1000
 _MAX_GRID_SCALE = 2.0**52  # up to it, a count cap of 2**62 / block is >= 1000 scales
 
 
-def _exponential_counts(r: np.ndarray, rng: np.random.Generator, rate: float) -> np.ndarray:
-    """floor(E / rate) for E = -log(1 - r) ~ Exp(1): a geometric count with ratio exp(-rate)."""
+def _exponential_counts(r: np.ndarray, rng: np.random.Generator, rate: float,
+                        cap: float) -> np.ndarray:
+    """min(floor(E / rate), cap) for E = -log(1 - r) ~ Exp(1): a geometric count with ratio
+    exp(-rate), capped (E <= 8 never reaches the cap: rate >= 1/4, cap >= 1000)."""
     e = np.log1p(-r)  # -E
-    over = r > _BLOCK_LEVEL
-    if over.any():  # memoryless: E > 8 is 8 plus a fresh exponential
-        over = np.flatnonzero(over)
-        offset = np.zeros(r.size)
-        while over.size:
-            offset[over] -= _BLOCK
-            fresh = np.log1p(-rng.random(over.size))
-            e[over] = fresh
-            over = over[fresh < -_BLOCK]
-        e += offset
-    return np.floor(e * (-1.0 / rate))
+    if r.max() <= _BLOCK_LEVEL:
+        return np.floor(e * (-1.0 / rate))
+    over = np.flatnonzero(r > _BLOCK_LEVEL)  # memoryless: E > 8 is 8 plus a fresh exponential
+    offset = np.zeros(r.size)
+    while over.size:
+        offset[over] -= _BLOCK
+        fresh = np.log1p(-rng.random(over.size))
+        e[over] = fresh
+        over = over[fresh < -_BLOCK]
+    e += offset
+    return np.minimum(np.floor(e * (-1.0 / rate)), cap)
 
 
 def _bernoulli_exp(rng: np.random.Generator, r: np.ndarray, logp: np.ndarray) -> np.ndarray:
@@ -399,27 +402,27 @@ def _laplace_candidates(rng: np.random.Generator, t: float, size: int, gaussian:
     """Candidates whose accepted part is discrete Laplace (P(y) ~ exp(-|y| / t)) or, with
     `gaussian`, discrete Gaussian of sigma t (CKS 2020, Algorithm 3 with proposal scale sigma).
 
-    A uniform u below a power of two `block` <= t is kept with probability
+    A uniform u below a power of two `block` <= t / 2 is kept with probability
     exp(-u / t); adding `block` times a geometric count of ratio exp(-block / t)
     gives a geometric magnitude; a random sign, with -0 refused, gives the
     discrete Laplace.  Arithmetic is in floats, exact below 2**53 (the count is
     capped there: more than 1000 scales out, see `_MAX_GRID_SCALE`).
     """
-    bits = math.floor(math.log2(t)) if t >= 1 else 0
-    block = float(1 << bits)  # a power of two <= t: acceptance of u is at least 1/e
+    bits = math.floor(math.log2(t)) - 1 if t >= 2 else 0
+    block = float(1 << bits)  # a power of two <= t / 2: u is kept with probability >= e**-0.5
     raw = rng.bit_generator.random_raw(size)
     r = rng.random((2, size))
-    u = (raw & np.uint64((1 << bits) - 1)).astype(np.float64)  # the low bits
-    negative = raw.view(np.int64) < 0  # the top bit
-    count = _exponential_counts(r[1], rng, block / t)
-    if t > _FLOAT_GRID_SCALE:  # magnitudes may pass 2**53: exact in int64 instead
-        x = np.minimum(count, _INT_RANGE / block - 1.0).astype(np.int64) * (1 << bits)
+    u = (raw & np.uint64((1 << bits) - 1)).astype(np.float64)  # the low bits; the sign: the top
+    wide = t > _FLOAT_GRID_SCALE  # magnitudes may pass 2**53: exact in int64 instead
+    x = _exponential_counts(r[1], rng, block / t,
+                            (_INT_RANGE if wide else _FLOAT_INTS) / block - 1.0)
+    if wide:
+        x = x.astype(np.int64) * (1 << bits)
         x += u.astype(np.int64)
     else:
-        x = np.minimum(count, _FLOAT_INTS / block - 1.0)
         x *= block
         x += u
-    # Keep u with probability exp(-u / t) (one test: the exponent is below 1) and, for
+    # Keep u with probability exp(-u / t) (one test: the exponent is below 1/2) and, for
     # the Gaussian, y with probability exp(-(|y| - t)**2 / (2 t**2)): independent
     # tests, so one test of the product.
     logp = u * (-1.0 / t)
@@ -431,23 +434,22 @@ def _laplace_candidates(rng: np.random.Generator, t: float, size: int, gaussian:
         keep = _bernoulli_exp(rng, r[0], logp)
     else:
         keep = r[0] < np.exp(logp)
-    zero = x == 0
-    if zero.any():
-        keep &= ~(negative & zero)  # +0 and -0 are one outcome
-    np.negative(x, out=x, where=negative)
-    return x[keep]
+    if x.min() == 0:  # +0 and -0 are one outcome: refuse -0
+        keep &= ~((raw.view(np.int64) < 0) & (x == 0))
+    return np.copysign(x, raw.view(np.int64))[keep]
 
 
 def _integer_noise(rng: np.random.Generator, kind: str, t: float, size: int) -> np.ndarray:
     """`size` draws of discrete Laplace (scale t) or discrete Gaussian (sigma t), as floats."""
     gaussian = kind == "gaussian"
-    rate = 0.45 if gaussian else 0.6  # about the acceptance rates (a shortfall draws again)
-    parts, have = [], 0
-    while have < size:
-        got = _laplace_candidates(rng, t, int((size - have) / rate) + 16, gaussian)
-        parts.append(got)
-        have += got.size
-    return (np.concatenate(parts) if len(parts) > 1 else parts[0])[:size]
+    rate = 0.6 if gaussian else 0.8  # about the acceptance rates (a shortfall draws again)
+    got = _laplace_candidates(rng, t, int(size / rate) + 16, gaussian)
+    if got.size >= size:
+        return got[:size]
+    parts = [got]
+    while (have := sum(p.size for p in parts)) < size:
+        parts.append(_laplace_candidates(rng, t, int((size - have) / rate) + 16, gaussian))
+    return np.concatenate(parts)[:size]
 
 
 @functools.lru_cache(maxsize=64)

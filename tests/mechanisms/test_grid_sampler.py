@@ -45,7 +45,7 @@ def test_memoryless_tails_are_drawn_beyond_every_block():
     # r above the level means E > 8: the count continues with fresh exponentials
     rng = np.random.default_rng(3)
     r = np.full(20_000, samplers._BLOCK_LEVEL + (1 - samplers._BLOCK_LEVEL) / 2)
-    counts = samplers._exponential_counts(r, rng, 1.0)
+    counts = samplers._exponential_counts(r, rng, 1.0, 2.0**40)
     assert counts.min() >= 8
     assert abs((counts - 8).mean() - 1 / math.expm1(1.0)) < 0.03  # geometric, ratio 1/e
     assert counts.max() >= 16  # blocks chain: no support ends at a block edge
@@ -113,3 +113,13 @@ def test_scale_beyond_the_grid_range_is_refused():
     with pytest.raises(InvalidParameterError, match=r"sigma must be at most .*GridSampler\(k\)"):
         GRID.gaussian(1e9, 3, np.random.default_rng(0))
     assert GridSampler(-10).gaussian(1e9, 3, np.random.default_rng(0)).shape == (3,)
+
+
+def test_wide_noise_is_added_in_int64():
+    # sigma / 2**k above 2**43: the integers pass 2**53, so they are summed in int64
+    rng = np.random.default_rng(9)
+    value = np.array([0.0, 1.0 / 3.0, 2.0**20])
+    out = np.stack([GRID.add_gaussian(value, 5000.0, rng) for _ in range(4000)])
+    assert np.array_equal(np.ldexp(out, 36), np.rint(np.ldexp(out, 36)))
+    assert abs(out.std(axis=0).mean() / 5000.0 - 1) < 0.05
+    assert np.allclose(out.mean(axis=0), value, atol=400)
