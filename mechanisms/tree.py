@@ -195,7 +195,8 @@ class TreePrivatizer:
         if paper is None:
             raise invalid("calibration", how,
                           "'tight' (accounting.calibration.paper_tree_sigma is not available)")
-        return paper(epsilon, delta, self._event_sensitivity, self._horizon, formula=paper_formula)
+        return paper(epsilon, delta, self._event_sensitivity, horizon=self._horizon,
+                     formula=paper_formula)
 
     def _resolve_shift(self, psd_shift: bool, psd_alpha: float) -> float:
         if not psd_shift:
