@@ -22,9 +22,11 @@ With x = exp(-e**u) the integrand is smooth in u, and the trapezoidal rule on
 `buffers` points equally spaced in u, from x = exp(-0.02 / horizon) to
 x = exp(-1), gives c_k ~ sum_j w_j x_j**k: theta_j = x_j, omega_j = w_j x_j.
 Measured loss against the exact square root, (largest column norm of C) x
-(largest row norm of B) over the horizon: at most 0.3% for 8 buffers and
-horizons 10 ... 10**6, 1% for 6, 6% for 4 (`bench/bench_continual.py` prints
-it at 10**3 and 10**5).
+(largest row norm of B) over the horizon, at horizons 10 ... 10**6: at most
+0.23% for 8 buffers (the default), 1.3% for 6, 13% for 4, 57% for 3
+(`bench/bench_continual.py` prints it at 10**3 and 10**5).  With 2 buffers
+C^-1 is unstable beyond about 10**4 steps; `sqrt_blt` refuses any choice
+whose C^-1 recursion does not decay.
 """
 from __future__ import annotations
 
@@ -96,7 +98,7 @@ class BufferedToeplitz:
         M = diag(theta) - 1 omega^T; blocks of states advance by M**block.
         """
         theta, omega = np.asarray(self.theta), np.asarray(self.omega)
-        step = np.diag(theta) - np.outer(np.ones_like(theta), omega)
+        step = self._inverse_step()
         states = np.empty((theta.size, _BLOCK))
         r = np.ones_like(theta)
         for i in range(_BLOCK):
@@ -110,6 +112,14 @@ class BufferedToeplitz:
             yield block
             remaining -= block.size
             states = jump @ states
+
+    def inverse_is_stable(self) -> bool:
+        """Whether the C^-1 recursion decays (spectral radius of M below 1)."""
+        return bool(np.max(np.abs(np.linalg.eigvals(self._inverse_step()))) < 1.0)
+
+    def _inverse_step(self) -> np.ndarray:
+        """M = diag(theta) - 1 omega^T: the state transition of the C^-1 recursion."""
+        return np.diag(self.theta) - np.outer(np.ones(self.buffers), self.omega)
 
     def inverse_coefficients(self, n: int) -> np.ndarray:
         """d_0 ... d_(n-1), the coefficients of C^-1."""
@@ -157,7 +167,11 @@ def sqrt_blt(horizon: int, buffers: int) -> BufferedToeplitz:
     buffers = check_count("buffers", buffers, minimum=2)
     if buffers > MAX_BUFFERS:
         raise invalid("buffers", buffers, f"an integer in [2, {MAX_BUFFERS}]")
-    return _sqrt_blt(horizon, buffers)
+    factor = _sqrt_blt(horizon, buffers)
+    if not factor.inverse_is_stable():
+        raise invalid("buffers", buffers, f"more buffers for a horizon of {horizon} (with "
+                      f"{buffers}, C^-1 does not decay: its noise would overflow)")
+    return factor
 
 
 @functools.lru_cache(maxsize=64)

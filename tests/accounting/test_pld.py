@@ -172,3 +172,21 @@ def test_bad_construction(kwargs, name, value, allowed):
     with pytest.raises(InvalidParameterError,
                        match=re.escape(f"{name} must be {allowed}; got {value!r}")):
         PLDAccountant(**kwargs)
+
+
+def test_factorization_event_is_its_gaussian_and_validates():
+    from privbandit.accounting import UnsupportedEventError
+    from privbandit.accounting.events import flatten
+
+    gauss = GaussianEvent(2.0, 3.0)
+    event = FactorizationEvent(gauss, 3.0, 100)
+    assert flatten(event) == [(gauss, 1)]
+    assert flatten(RepeatedEvent(event, 4)) == [(gauss, 4)]
+    with pytest.raises(UnsupportedEventError, match="release_event must be a GaussianEvent"):
+        FactorizationEvent(LaplaceEvent(1.0, 1.0), 1.0, 10)
+    with pytest.raises(InvalidParameterError,
+                       match=re.escape("column_norm must be a finite number > 0; got 0.0")):
+        FactorizationEvent(gauss, 0.0, 10)
+    with pytest.raises(InvalidParameterError,
+                       match=re.escape("horizon must be an integer >= 1; got 0")):
+        FactorizationEvent(gauss, 1.0, 0)

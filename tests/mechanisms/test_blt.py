@@ -65,6 +65,8 @@ def test_float_error_bound_is_small_and_grows_with_the_horizon():
     (lambda: sqrt_blt(10, 1), "buffers", 1, "an integer >= 2"),
     (lambda: sqrt_blt(10, 100), "buffers", 100, "an integer in [2, 64]"),
     (lambda: sqrt_blt(10, [8]), "buffers", [8], "an integer >= 2"),
+    (lambda: sqrt_blt(10**5, 2), "buffers", 2, "more buffers for a horizon of 100000 (with 2, "
+     "C^-1 does not decay: its noise would overflow)"),
     (lambda: BufferedToeplitz((0.5, 1.0), (0.1, 0.1)), "(theta, omega)", ((0.5, 1.0), (0.1, 0.1)),
      "decays theta in (0, 1) and weights omega > 0"),
     (lambda: BufferedToeplitz((0.5,), (0.1, 0.1)), "(theta, omega)", ((0.5,), (0.1, 0.1)),
