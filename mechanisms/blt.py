@@ -134,7 +134,7 @@ class BufferedToeplitz:
             total += float(np.dot(b, b))
         return total
 
-    def float_error(self, horizon: int, entries: int) -> float:
+    def float_error(self, horizon: int) -> float:
         """Bound, per clip norm, on ||computed (C x)_t - (C x)_t|| at any step t <= horizon.
 
         Buffer j: S <- fl(fl(theta S) + x) errs by <= gamma_2 (theta |S| + |x|)
@@ -145,7 +145,6 @@ class BufferedToeplitz:
         adds gamma_(buffers + 2) (1 + sum_j omega_j (m_j + e_j)).  Higham
         (2002), Sec. 3.1 and Lemma 3.1; componentwise, hence in any norm.
         """
-        del entries  # componentwise bound: the same for every entry
         theta, omega = np.asarray(self.theta), np.asarray(self.omega)
         m = _geometric_sum(theta, horizon)
         m_err = _geometric_sum(theta * (1 + gamma(2)), horizon)

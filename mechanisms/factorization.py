@@ -9,6 +9,7 @@ prefix-sum matrix (`blt.sqrt_blt`), so both C x and C^-1 y need only
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -77,8 +78,7 @@ class MatrixFactorization(ContinualRelease):
         f = self._factor
         self._omega = np.asarray(f.omega)
         self._decay = np.asarray(f.theta)[:, None]
-        self._column_norm = f.column_norm(self._horizon)
-        self._units_at_horizon = f.prefix_noise_units(self._horizon)
+        self._column_norm, self._units_at_horizon = _norms(f, self._horizon)
         n = math.prod(self._shape)
         self._n = n
         # One (buffers, 2 n + 1) array: the buffers of C x (columns :n), of C^-1 y
@@ -98,7 +98,7 @@ class MatrixFactorization(ContinualRelease):
 
     def _effective_sensitivity(self) -> float:
         clipping = 1.0 + gamma(self._entries() + 4)
-        float_error = self._factor.float_error(self._horizon, self._entries())
+        float_error = self._factor.float_error(self._horizon)
         exact = self._column_norm + 2.0 * math.sqrt(self._horizon) * float_error
         slack = self._sampler.l2_slack(self._horizon * self._released_entries())
         return self._sensitivity * clipping * exact + slack
@@ -162,3 +162,9 @@ class MatrixFactorization(ContinualRelease):
     def column_norm(self) -> float:
         """Largest column norm of C over the horizon (rounded up)."""
         return self._column_norm
+
+
+@functools.lru_cache(maxsize=64)
+def _norms(factor: BufferedToeplitz, horizon: int) -> tuple[float, float]:
+    """(largest column norm of C, sum of b_k**2 over the horizon): O(horizon), computed once."""
+    return factor.column_norm(horizon), factor.prefix_noise_units(horizon)
