@@ -13,6 +13,7 @@ import pytest
 
 from privbandit.accounting import ExactGaussianAccountant, PureDPAccountant
 from privbandit.accounting.events import PrivacyEvent
+from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
 from privbandit.mechanisms.laplace import LaplaceMeans
 from privbandit.mechanisms.samplers import EXACT, FAST
@@ -41,7 +42,19 @@ def tree(sampler):
     return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
 
 
-FACTORIES = [laplace, vector, matrix, tree]
+def honaker(sampler):
+    mech = continual_release("honaker", (3, 3), 16, epsilon=1.0, delta=1e-5, symmetric=True,
+                             sampler=sampler)
+    return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
+
+
+def factorization(sampler):
+    mech = continual_release("mf", (3, 3), 16, epsilon=1.0, delta=1e-5, symmetric=True,
+                             sampler=sampler)
+    return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
+
+
+FACTORIES = [laplace, vector, matrix, tree, honaker, factorization]
 
 
 @pytest.mark.parametrize("factory", FACTORIES)

@@ -19,38 +19,16 @@ from privbandit.accounting import (
 from privbandit.accounting import calibration as calib
 from privbandit.accounting.errors import InvalidParameterError
 from privbandit.mechanisms.errors import HorizonExceededError, OutOfBoundsError, ShapeError
-from privbandit.mechanisms.samplers import EXACT, FAST, NumpySampler
+from privbandit.mechanisms.samplers import EXACT, FAST
 from privbandit.mechanisms.tree import TreePrivatizer, float_sensitivity_factor, psd_bound
 
-
-class RecordingSampler(NumpySampler):
-    """The fast sampler, keeping every node noise it draws (in draw order)."""
-
-    __slots__ = ("log",)
-
-    def __init__(self) -> None:
-        object.__setattr__(self, "log", [])
-
-    def _add_gaussian(self, value, sigma, rng):
-        noise = sigma * rng.standard_normal(value.shape)
-        self.log.append(noise)
-        return value + noise
-
-    def _add_symmetric(self, value, sigma, rng):
-        z = rng.standard_normal(value.shape)
-        noise = (z + z.T) * (sigma / math.sqrt(2))
-        self.log.append(noise)
-        return value + noise
+from .continual_reference import RecordingSampler
+from .continual_reference import dyadic_nodes as reference_nodes
 
 
 def dyadic_nodes(t: int) -> set[tuple[int, int]]:
     """The dyadic intervals (start, end] whose union is (0, t] (reference, independent)."""
-    nodes, end = set(), 0
-    for j in reversed(range(t.bit_length())):
-        if t >> j & 1:
-            nodes.add((end, end + 2**j))
-            end += 2**j
-    return nodes
+    return set(reference_nodes(t))
 
 
 def assert_moments(samples, variance, z=6.0):
