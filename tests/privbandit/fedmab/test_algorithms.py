@@ -19,6 +19,7 @@ from privbandit.fedmab import (
     star,
 )
 from privbandit.fedmab import engine as engine_module
+from privbandit.mechanisms.samplers import EXACT
 from privbandit.result import RunResult
 
 T = 10**6
@@ -160,7 +161,8 @@ def test_bad_input_raises_named_errors(build, error, match):
 
 
 def test_exact_sampler_run_charges_epsilon_per_agent():
-    run = CDPMAB(1.0, 3000, sampler=None).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    run = CDPMAB(1.0, 3000, sampler=EXACT).simulate(small_env(m=3, k=4),
+                                                    np.random.default_rng(0))
     assert "OpenDPSampler" in run.result.params["sampler"]
     assert run.result.privacy["per_agent_epsilon"] == pytest.approx([1.0] * 3)
 
