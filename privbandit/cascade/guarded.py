@@ -22,7 +22,7 @@ Privacy guarantee
 Neighbouring relation: record-level, one round of one agent differs (its
 examined items and click; replace-one).  Sensitivity: a round adds
 sum_k z_k z_k^T over at most K examined items of norm <= item_bound B and one
-click, Frobenius norm <= K B^2 + 1 (`PartyStreams`, records_per_round K).
+click, Frobenius norm <= K B^2 + 1 (one record of `PartyStreams`).
 Measure: (epsilon, delta)-DP per record by the agent's stream event, one
 ledger per agent; the server's clusters, what it sends and every other
 agent's recommendations are post-processing of the releases (public times).
@@ -111,7 +111,7 @@ class GuardedPrivateCascade(IndependentCascadeUCB):
             np.matmul(self.fed_inv[u], self.fed_b[u], out=self.fed_theta[u])
         zz = z.T @ z
         self._raw[u] += zz
-        self.streams.observe(u, zz, records=observed.shape[0])
+        self.streams.observe(u, zz)
         if self.schedule.is_release(t):
             self._release(t)
 

@@ -62,5 +62,13 @@ class ReleaseSchedule:
             return rounds // self.batch
         return (rounds // self.batch).bit_length()
 
+    def longest_batch(self) -> int:
+        """The most rounds one release can cover (the records one increment may hold)."""
+        if self.kind == "every-round":
+            return 1
+        if self.kind == "fixed":
+            return self.batch
+        return max(self.batch, self.batch << max(self.releases - 2, 0))
+
     def describe(self) -> dict:
         return {"schedule": self.kind, "batch": self.batch, "releases": self.releases}

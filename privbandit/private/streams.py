@@ -14,10 +14,11 @@ Privacy guarantee
 Neighbouring relation: record-level -- one observation (x, y) of one unit of
 a party differs (replace-one).  Sensitivity: ||x|| <= item_bound B and y
 clipped to [0, reward_bound], so ||z z^T||_F = ||z||^2 <= c = B^2 + reward_bound^2
-(times `records_per_round` for rounds that add several observations, e.g.
-the examined items of a cascade), and neighbouring increments differ by at
-most sqrt(2) c in Frobenius norm.  With a "fixed" or "doubling" schedule each
-record enters exactly one increment, so the mechanism's event (`event`) is
+(a round that adds several observations, e.g. the K examined items of a
+cascade with one click, is one record of norm <= K B^2 + 1), and neighbouring
+increments differ by at most sqrt(2) c in Frobenius norm.  With a "fixed" or "doubling" schedule each
+record enters exactly one increment -- the mechanism clips each record, not the sum
+(`ContinualRelease.add_records`) -- so the mechanism's event (`event`) is
 the whole cost of a record; the streams of different units hold disjoint
 records (parallel composition), so one ledger per party is charged once with
 that event, before the first release.  Everything computed from the releases
@@ -32,8 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
 import privbandit.mechanisms as mechanisms
+from privbandit.accounting.ledger import Ledger
 from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import config_error
@@ -66,7 +67,7 @@ class PartyStreams:
         self.streams = [mechanisms.continual_release(
             mechanism, (d1, d1), schedule.releases, epsilon=epsilon, delta=delta,
             l2_sensitivity=math.sqrt(2.0) * bound, clip_norm=bound, symmetric=True,
-            sampler=sampler) for _ in range(n)]
+            sampler=sampler, records_per_step=schedule.longest_batch()) for _ in range(n)]
         self.party_of = np.empty(n, dtype=np.intp)
         self.ledgers = []
         for p, members in enumerate(parties):
@@ -74,7 +75,7 @@ class PartyStreams:
             ledger = Ledger(f"party {p}", epsilon, delta, accountant=accountant)
             ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
             self.ledgers.append(ledger)
-        self.pending = np.zeros((n, d1, d1))   # raw increments since the last release
+        self._records = [np.empty((8, d1, d1)) for _ in range(n)]  # rounds since the release
         self.released = np.zeros((n, d1, d1))  # the latest noisy prefix of each unit
         self.variance = np.zeros(n)            # its per-entry noise variance
         self.counts = np.zeros(n, dtype=np.int64)  # records in the released prefix
@@ -84,20 +85,23 @@ class PartyStreams:
     def n_units(self) -> int:
         return self.party_of.size
 
-    def observe(self, unit: int, zz: np.ndarray, records: int = 1) -> None:
-        """Add one round's statistic z z^T (summed over its records) to `unit`'s increment."""
-        self.pending[unit] += zz
-        self._pending_counts[unit] += records
+    def observe(self, unit: int, zz: np.ndarray) -> None:
+        """Keep one round's statistic of `unit` (a record: z z^T, summed over its items)."""
+        i, buffer = self._pending_counts[unit], self._records[unit]
+        if i == buffer.shape[0]:
+            buffer = self._records[unit] = np.concatenate((buffer, np.empty_like(buffer)))
+        buffer[i] = zz
+        self._pending_counts[unit] = i + 1
 
     def release(self, rng: np.random.Generator) -> np.ndarray:
         """Release every unit with new data; returns the units that released."""
         units = np.flatnonzero(self._pending_counts)
         for u in units:
             stream = self.streams[u]
-            self.released[u] = stream.add(self.pending[u], rng)
+            records = self._records[u][: self._pending_counts[u]]
+            self.released[u] = stream.add_records(records, rng)  # clips each record
             self.variance[u] = stream.prefix_variance()
         self.counts[units] += self._pending_counts[units]
-        self.pending[units] = 0.0
         self._pending_counts[units] = 0
         return units
 
