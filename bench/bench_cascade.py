@@ -5,7 +5,7 @@ of K = 4, T = 10^6 rounds (the paper's synthetic experiment), default
 parameters of `privbandit.cascade.study`.
 
 - the run: `run_cascade("fedc3ucb-h", ...)`, i.e. the environment (contexts
-  drawn in blocks) and the policy driven by `privbandit.run.run`; target:
+  drawn in blocks) and the policy driven by `privbandit.run`; target:
   under 3 minutes;
 - the same run with `prefetch=True` (blocks of rounds drawn on a second
   core while the policy plays; the script checks the regret is identical);
@@ -31,7 +31,7 @@ import numpy as np
 
 from privbandit.cascade import LocalBuffers, fedc3ucb_h
 from privbandit.cascade.study import DEFAULTS, build_environment, run_cascade
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 
 SETTING = {"n_users": 40, "n_clusters": 10, "dim": 20, "n_items": 200, "list_len": 4}
 

@@ -1,7 +1,7 @@
 """Federated contextual cascading UCB agents (seed 001): FedC3UCB-H and its baselines.
 
 One policy object plays all |U| agents (and the server) of a run; the run
-loop (`privbandit.run`) hands it the arriving user u_t and the round's items.
+loop (`privbandit.runtime`) hands it the arriving user u_t and the round's items.
 Each round the agent u_t
 
 1. scores every item with U_t(i) = min(theta_u . x_i + beta ||x_i||_{Sigma_u^-1}, 1)
@@ -41,7 +41,8 @@ from ..comm import CommLog, payload_bytes
 from ..envs.cascade import check_ranking
 from ..errors import NormBoundError, RewardError, ShapeError, config_error
 from ..kernels import sherman_morrison
-from ..policies.base import Policy, check_dim, check_items, check_user
+from ..policies.base import Policy
+from ..validation import check_dim, check_items, check_user
 from .buffers import LocalBuffers
 from .oracle import check_list_length, observed_positions, top_k_list
 from .radius import CascadeRadius

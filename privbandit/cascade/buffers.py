@@ -20,7 +20,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import sherman_morrison
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 
 class LocalBuffers:

@@ -80,7 +80,7 @@ from privbandit.mechanisms.samplers import FAST, OpenDPSampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
-from ..policies.base import check_user
+from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
 from .server import CascadeServer

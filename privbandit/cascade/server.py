@@ -26,7 +26,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import UserGraph, club_confidence
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 
 class CascadeServer:

@@ -2,7 +2,7 @@
 
 `run_cascade(config, seed)` builds the environment from the seed's "world"
 stream (so every algorithm of one seed meets the same users, clusters and
-rounds), plays the algorithm with `privbandit.run.run` and returns the
+rounds), plays the algorithm with `privbandit.run` and returns the
 `RunResult` with the communication rounds and the clustering-error curve.
 
 config = {**algorithm parameters, "horizon": T, "environment": {...}} where
@@ -25,7 +25,7 @@ from ..envs import seed001_environment
 from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
-from ..run import run, seed_streams
+from ..runtime import run, seed_streams
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
 from .private import cdp_fedc3ucb_h
 

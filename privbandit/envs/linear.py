@@ -18,7 +18,7 @@ import numpy as np
 from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import ShapeError, config_error
-from ..policies.base import check_action
+from ..validation import check_action
 from .base import Environment, Outcome, block_rounds, check_user_probs
 from .items import ItemSource
 

@@ -25,7 +25,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 from .base import Environment, Outcome, Round
 from .items import SphereItems
 from .linear import LinearUsersEnv

@@ -46,7 +46,8 @@ from privbandit.accounting.ledger import Ledger
 from ..comm import CommLog
 from ..errors import config_error
 from ..kernels import UserGraph
-from ..policies.base import Policy, check_action, check_items, check_reward, check_user
+from ..policies.base import Policy
+from ..validation import check_action, check_items, check_reward, check_user
 from .config import FclubConfig
 from .detection import merge_global, partition_of, prune_local, ridge_estimates
 from .privacy import CdpPlan

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import config_error
-from ..policies.base import Policy, check_user
+from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..policies.linear import LinUCB
 from ..policies.sclub import SCLUB
+from ..validation import check_user
 from .algorithm import FederatedClub
 from .config import FclubConfig, server_of_users
 from .privacy import CdpPlan

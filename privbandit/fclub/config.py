@@ -21,8 +21,8 @@ import numpy as np
 from privbandit.accounting.validation import check_nonnegative, check_positive
 
 from ..errors import config_error
-from ..policies.base import check_dim
 from ..policies.radius import ConfidenceRadius
+from ..validation import check_dim
 
 SYNC_MODES = ("instant", "delayed")
 

@@ -69,7 +69,7 @@ from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
 DETECTIONS = ("private", "raw")

@@ -3,12 +3,12 @@
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
 calibration "tight" | "paper"), "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
-versions registered by `privbandit.policies.study`), "linucb-per-user",
+versions registered by `privbandit.centralized`), "linucb-per-user",
 "homo", "homo-dc".  A run builds its world from the study's `environment`
 table (`envs.factory.make_environment`: seed 000's synthetic setting unless
 told otherwise; `servers` is L) and plays `horizon` rounds.
 
-Pairing: `run.seed_streams(seed)` splits the run's SeedSequence the same way
+Pairing: `runtime.seed_streams(seed)` splits the run's SeedSequence the same way
 for every algorithm -- "world" builds the hidden preferences, "rounds" draws
 arrivals, items and reward noise, "policy" feeds the algorithm (and its
 privacy noise) -- so runs sharing a seed share the environment and the round
@@ -25,7 +25,7 @@ from ..envs.factory import make_environment
 from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
-from ..run import run, seed_streams
+from ..runtime import run, seed_streams
 from .baselines import make_policy
 from .privacy import CALIBRATIONS
 

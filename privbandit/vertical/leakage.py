@@ -32,8 +32,9 @@ from privbandit.audits.attacks.masks import (
 
 from ..envs.vertical import VerticalSplit
 from ..errors import config_error
-from ..policies.base import Policy, check_dim
-from ..run import seed_streams
+from ..policies.base import Policy
+from ..runtime import seed_streams
+from ..validation import check_dim
 from .federation import VerticalFederation
 from .runs import mask_stream
 

@@ -3,12 +3,12 @@
 - `run_vertical(policy, env, horizon, seed)`: the federated protocol on a
   `VerticalSplit` (VFUCB with a `LinUCB`, VFTS with a `LinTS` of dimension d).
 - `run_centralized(policy, env, horizon, seed)`: the same policy on the full
-  features (one party holds everything): `privbandit.run.run`.
+  features (one party holds everything): `privbandit.run`.
 - `run_partial_local(policy, env, widths, horizon, seed)`: a policy of
   dimension d_0 on the active party's columns alone.
 
 All three draw the world's rounds and the policy's randomness from the same
-streams of `privbandit.run.seed_streams(seed)`, so with one seed they face
+streams of `privbandit.runtime.seed_streams(seed)`, so with one seed they face
 the same items and reward noise; VFUCB then makes exactly LinUCB's choices.
 The mask Q comes from a fourth, independent child of the seed.
 """
@@ -24,9 +24,10 @@ from privbandit.mechanisms.masks import MASK_EVENT
 from ..envs.base import Environment
 from ..envs.vertical import ActivePartyView, FeatureSplit, VerticalSplit
 from ..errors import config_error
-from ..policies.base import Policy, check_dim
+from ..policies.base import Policy
 from ..result import RunResult
-from ..run import STREAMS, run, seed_streams
+from ..runtime import STREAMS, run, seed_streams
+from ..validation import check_dim
 from .federation import Transport, VerticalFederation
 
 # The paper's names for the federated versions of the core policies.

@@ -134,7 +134,7 @@ def test_result_bad_input(kwargs, error, match):
 def test_run_records_the_rounds_the_policy_communicated_in():
     from privbandit.envs import LinearUsersEnv, SphereItems
     from privbandit.policies import LinUCB
-    from privbandit.run import run
+    from privbandit.runtime import run
 
     class Chatty(LinUCB):
         """LinUCB that uploads at every 7th round."""

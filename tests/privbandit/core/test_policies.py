@@ -13,7 +13,7 @@ from privbandit.envs import LinearUsersEnv, SphereItems, clustered_linear_enviro
 from privbandit.errors import ConfigError, NormBoundError, RewardError, ShapeError
 from privbandit.kernels import UserGraph
 from privbandit.policies import CLUB, SCLUB, LinTS, LinUCB, Policy
-from privbandit.run import run, seed_streams
+from privbandit.runtime import run, seed_streams
 
 GAP_THETA = np.array([[0.7, 0.25, 0, 0, 0]] * 4 + [[0.7, -0.25, 0, 0, 0]] * 4)
 GAP_LABELS = np.repeat([0, 1], 4)

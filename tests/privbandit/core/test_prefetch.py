@@ -14,7 +14,7 @@ from privbandit.envs.base import Environment, Outcome
 from privbandit.envs.vertical import ActivePartyView
 from privbandit.errors import ConfigError
 from privbandit.policies import LinUCB
-from privbandit.run import run
+from privbandit.runtime import run
 
 
 def linear_env(block: int = 16, horizon: int | None = None) -> LinearUsersEnv:

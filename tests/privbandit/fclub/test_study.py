@@ -51,7 +51,7 @@ def test_each_algorithm_runs_and_reports(name):
 
 def test_runs_sharing_a_seed_share_the_world(monkeypatch):
     import privbandit.fclub.study as study
-    from privbandit.run import seed_streams
+    from privbandit.runtime import seed_streams
 
     worlds = []
     real_run = study.run

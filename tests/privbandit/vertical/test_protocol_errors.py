@@ -9,7 +9,7 @@ from privbandit.errors import ConfigError, ShapeError
 from privbandit.mechanisms.errors import SealError
 from privbandit.mechanisms.sealing import Sealer
 from privbandit.policies import LinUCB
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 from privbandit.vertical import VerticalFederation, mask_stream, wire
 from privbandit.vertical.errors import ProtocolError
 from privbandit.vertical.roles import ACTIVE, MaskGenerator, PassiveParty

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from .envs.base import Environment
-from .errors import config_error
-from .kernels import cluster_error_rate
-from .policies.base import Policy, check_dim
-from .result import RunResult
+from ..envs.base import Environment
+from ..errors import config_error
+from ..kernels import cluster_error_rate
+from ..policies.base import Policy
+from ..result import RunResult
+from ..validation import check_dim
 
 STREAMS = ("world", "rounds", "policy")
 
