@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from privbandit.envs import LinearUsersEnv, SphereItems
-from privbandit.envs.base import block_rounds
+from privbandit.envs.blocks import block_rounds
 from privbandit.policies import LinUCB
 from privbandit.runtime import run
 

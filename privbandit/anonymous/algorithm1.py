@@ -190,7 +190,7 @@ class AnonymousBaSE:
             spent["elicit"] += time.perf_counter() - t1
             base.record(sums, counts)
             base.end_batch()
-            errors.append(env.cluster_error(base.leader()))
+            errors.append(env.detection_error(base.leader()))
             error_rounds.append(timeline.used)
         committed = base.leader()
         timeline.play(env, committed[None, :], np.array([timeline.remaining]))
@@ -201,7 +201,7 @@ class AnonymousBaSE:
             params={**self.params(), "diagnostics": diag},
             regret=regret, reward=reward, comm=elicitor.comm.summary(),
             ledgers=[] if ledger is None else [ledger.summary()],
-            cluster_error=np.array(errors + [env.cluster_error(committed)]),
+            cluster_error=np.array(errors + [env.detection_error(committed)]),
             cluster_error_rounds=np.array(error_rounds + [self.horizon]),
             privacy=privacy_statement(env, ledger), timings=spent, seed=seed,
             environment=env.describe(),

@@ -106,7 +106,7 @@ class AnonymousExploreThenCommit:
         return RunResult(
             algorithm="anonymous-etc", params=self.params(), regret=regret, reward=reward,
             comm=elicitor.comm.summary(), ledgers=[] if ledger is None else [ledger.summary()],
-            cluster_error=np.array([env.cluster_error(committed)]),
+            cluster_error=np.array([env.detection_error(committed)]),
             cluster_error_rounds=np.array([self.horizon]),
             privacy=privacy_statement(env, ledger),
             timings={"explore": explored, "total": time.perf_counter() - started},

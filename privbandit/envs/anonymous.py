@@ -9,7 +9,9 @@ nothing, so no algorithm can read an individual reward.  The means stay private
 to the environment; algorithms get the regret of what they played from
 `regret`, never the means.
 
-Per-round outcome reported by `regret` and `expected_reward`: pseudo-regret
+Round by round (`envs.base.Environment`) every user plays in every round:
+`act(t, assignment)` with assignment (N,).  Per-round outcome reported by
+`regret` and `expected_reward`: pseudo-regret
 sum_i (max_j mu_ij - mu_{i, pi(i)}) and expected reward sum_i mu_{i, pi(i)} of an
 assignment pi (every user plays in every round, grouped or not).  Realised
 rewards stay inside the aggregator, which is the point of anonymity.
@@ -24,11 +26,12 @@ from privbandit.accounting.validation import check_count, check_positive
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
 
 from ..errors import ShapeError, config_error
+from .base import ContextFreeRounds, Environment, Outcome
 
 REWARDS = ("bernoulli", "gaussian")
 
 
-class AnonymousBanditEnv:
+class AnonymousBanditEnv(ContextFreeRounds, Environment):
     """N users x K arms with hidden means, observable only through C-anonymous group sums.
 
     means: (N, K) in [0, 1]; threshold: C; reward: "bernoulli" or "gaussian"
@@ -94,6 +97,15 @@ class AnonymousBanditEnv:
             return (rng.random(mu.shape) < mu).astype(np.float64)
         return mu + self.noise_sd * rng.standard_normal(mu.shape)
 
+    def act(self, t: int, action: np.ndarray) -> Outcome:
+        """Round t, user i on arm action[i]: the users' total realised reward (a sum over all
+        N > C users), no feedback (individual rewards are readable only through
+        `aggregator`), the pseudo-regret and the expected reward."""
+        a = self._check_assignments(np.asarray(action)[None, :])
+        drawn = self._draw(np.arange(self.n_users), a[0], self._acting(t))
+        return Outcome(float(drawn.sum()), None, float(self.regret(a)[0]),
+                       float(self.expected_reward(a)[0]))
+
     def _check_assignments(self, assignments: np.ndarray) -> np.ndarray:
         a = np.asarray(assignments)
         if a.dtype.kind not in "iu" or a.ndim != 2 or a.shape[1] != self.n_users:
@@ -119,9 +131,13 @@ class AnonymousBanditEnv:
             return np.zeros(len(a))
         return np.take_along_axis(self._means.T, a, axis=0).sum(axis=1)
 
-    def cluster_error(self, arms: np.ndarray) -> float:
-        """Fraction of users whose arm in `arms` (N,) is not one of their optimal arms."""
-        a = self._check_assignments(np.asarray(arms)[None, :])[0]
+    def detection_error(self, labels: np.ndarray | None) -> float | None:
+        """Fraction of users whose arm in `labels` (N,) -- the arm an algorithm believes
+        optimal for them -- is not one of their optimal arms (users with one optimal arm
+        form a cluster); None without labels."""
+        if labels is None:
+            return None
+        a = self._check_assignments(np.asarray(labels)[None, :])[0]
         return float(np.mean(self._means[np.arange(self.n_users), a] < self._best))
 
     def cluster_size(self) -> int:

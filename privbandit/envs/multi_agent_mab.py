@@ -8,8 +8,10 @@ Regret is pseudo-regret against the global means in both cases: a round in
 which the agents play arms a_1..a_M costs sum_i (max_k mu_k - mu_{a_i}).  The
 environment owns the means; algorithms only see reward sums it draws.
 
-Speed: an epoch-level simulator asks for the reward *sums* of many pulls at
-once (`draw_sums`, one binomial per agent and arm); conditionally on the
+Round by round (`envs.base.Environment`): every agent acts in every round,
+`act(t, arms)` with arms (M,).  Speed: an epoch-level simulator asks for the
+reward *sums* of many pulls at once (`draw_sums`, one binomial per agent and
+arm); conditionally on the
 counts this is exactly the distribution of the sum of per-round Bernoulli
 rewards, so no per-round draw is needed.
 """
@@ -22,9 +24,10 @@ import numpy as np
 from privbandit.accounting.validation import check_count
 
 from ..errors import RewardError, ShapeError, config_error
+from .base import ContextFreeRounds, Environment, Outcome
 
 
-class MultiAgentBernoulliMAB:
+class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
     """Bernoulli arms for M agents.
 
     means: (K,) shared by all agents (homogeneous; `n_agents` required) or
@@ -114,6 +117,14 @@ class MultiAgentBernoulliMAB:
         a = self._agent_arms(arms)
         p = self._means[np.arange(self.n_agents), a]
         return (rng.random(self.n_agents) < p).astype(np.float64)
+
+    def act(self, t: int, action: np.ndarray) -> Outcome:
+        """Round t, agent i playing action[i]: reward is the agents' total, feedback their
+        (M,) rewards, drawn from the round stream given to `reset`."""
+        rng = self._acting(t)
+        rewards = self.pull(action, rng)
+        return Outcome(float(rewards.sum()), rewards, float(self.regret(action)),
+                       float(self.expected_reward(action)))
 
     # -- regret ------------------------------------------------------------
     def regret(self, arms: np.ndarray) -> np.ndarray:

@@ -76,3 +76,22 @@ def test_bad_arms_are_refused():
         env.regret(np.array([0, 1, 1]))
     with pytest.raises(InvalidParameterError, match="pulls must be an integer >= 0"):
         env.draw_sums(np.array([0]), -1, np.random.default_rng(0))
+
+
+def test_round_by_round_protocol():
+    from privbandit.envs.base import Environment, Round
+    from privbandit.errors import HorizonError
+
+    env = MultiAgentBernoulliMAB([[0.9, 0.1], [0.0, 0.6]])
+    assert isinstance(env, Environment)
+    with pytest.raises(HorizonError, match="reset"):
+        env.observe(0)
+    env.reset(np.random.default_rng(4))
+    assert env.observe(0) == Round(0, None, None)
+    out = env.act(0, np.array([0, 1]))
+    assert out.regret == pytest.approx(0.1) and out.expected == pytest.approx(1.5)
+    assert out.feedback.shape == (2,) and out.reward == out.feedback.sum()
+    with pytest.raises(HorizonError, match="expected t=1; got t=2"):
+        env.observe(2)
+    with pytest.raises(HorizonError, match="act on the round just observed"):
+        env.act(1, np.array([0, 1]))
