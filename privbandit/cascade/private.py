@@ -75,17 +75,19 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
-from privbandit.mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
 from .server import CascadeServer
 
-SAMPLERS = ("fast", "exact")
+UNIT = "one observation (examined items and click) of one round of one agent, replace-one"
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     Extra parameters: epsilon > 0 and delta in (0, 1) (each agent's budget),
     calibration "tight" | "paper" (paper_formula "seed000" | "shariff-sheffet"),
-    accountant (the ledgers'), sampler "fast" (NumPy, simulation) | "exact"
-    (OpenDP), noise_level (failure probability of the noise bounds),
+    accountant (the ledgers'), sampler (`privbandit.privacy.DEFAULT_SAMPLER`, or
+    another `Sampler` or its name), noise_level (failure probability of the noise bounds),
     noise_width_scale ("matched", the default, or a number > 0: multiplies the
     noise term of the width).
     """
@@ -189,7 +191,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         calibration: str = "tight",
         paper_formula: str = "seed000",
         accountant: str = "exact-gaussian",
-        sampler: str = "fast",
+        sampler: Sampler | str | None = DEFAULT_SAMPLER,
         noise_level: float = 0.1,
         noise_width_scale: float | str = "matched",
         alpha_d: float = 4.0,
@@ -202,8 +204,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self.delta_privacy = check_delta("delta", delta)
         if self.delta_privacy == 0:
             raise config_error("delta", delta, "a number in (0, 1) (Gaussian tree noise)")
-        if sampler not in SAMPLERS:
-            raise config_error("sampler", sampler, f"one of {SAMPLERS}")
+        self.sampler = resolve_sampler(sampler)
+        self.accountant = accountant
         self.theta_bound = check_positive("theta_bound", theta_bound)
         self.noise_width_scale = self._width_scale(noise_width_scale)
         bound = 1.0 if self.item_bound is None else self.item_bound
@@ -211,7 +213,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         shape = (self.dim + 1, self.dim + 1)
         tree_args = {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
-            "symmetric": True, "sampler": FAST if sampler == "fast" else OpenDPSampler(),
+            "symmetric": True, "sampler": self.sampler,
         }
         first = TreePrivatizer(shape, self.horizon, epsilon=self.epsilon,
                                delta=self.delta_privacy, calibration=calibration,
@@ -222,9 +224,9 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta_privacy, accountant)
                          for u in range(self.n_agents)]
         for ledger, tree in zip(self._ledgers, self.trees, strict=True):
+            ledger.declare(self._statement(ledger.unit, {}))
             ledger.charge(tree.event)  # before any release
         self.calibration = calibration
-        self.sampler_name = sampler
         level = check_positive("noise_level", noise_level)
         if level >= 1:
             raise config_error("noise_level", noise_level, "a probability in (0, 1)")
@@ -311,22 +313,24 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def ledgers(self) -> list[Ledger]:
         return list(self._ledgers)
 
-    def privacy(self) -> dict[str, Any]:
-        return {
-            "guarantee": "(epsilon, delta)-DP",
-            "neighbouring": "record-level: one observation (examined items and click) of one "
-                            "round of one agent, replace-one",
-            "epsilon": self.epsilon, "delta": self.delta_privacy,
+    def _statement(self, unit: str, details: dict[str, Any]) -> PrivacyStatement:
+        return PrivacyStatement(
+            Relation.RECORD, self.epsilon, self.delta_privacy, self.accountant,
+            is_float_safe(self.sampler), unit=unit, details=details,
+            summary=f"({self.epsilon:g}, {self.delta_privacy:g})-DP for {UNIT}: every upload "
+                    "and its timing is post-processing of the agent's tree releases")
+
+    def privacy(self) -> PrivacyStatement:
+        return self._statement(UNIT, {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm,
             "nodes_per_record": self.trees[0].nodes_per_record, "sigma": self.trees[0].sigma,
-            "calibration": self.calibration, "sampler": self.sampler_name,
-            "floating_point_safe": self.sampler_name == "exact",
-        }
+            "calibration": self.calibration, "sampler": sampler_name(self.sampler),
+        })
 
     def params(self) -> dict[str, Any]:
         return {
             **super().params(), "epsilon": self.epsilon, "delta": self.delta_privacy,
-            "calibration": self.calibration, "sampler": self.sampler_name,
+            "calibration": self.calibration, "sampler": sampler_name(self.sampler),
             "noise_level": self.noise.level, "noise_width_scale": self.noise_width_scale,
             "theta_bound": self.theta_bound,
         }

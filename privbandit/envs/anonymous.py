@@ -24,8 +24,10 @@ import numpy as np
 
 from privbandit.accounting.validation import check_count, check_positive
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
+from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import ShapeError, config_error
+from ..privacy import DEFAULT_SAMPLER, resolve_sampler
 from .base import ContextFreeRounds, Environment, Outcome
 
 REWARDS = ("bernoulli", "gaussian")
@@ -37,7 +39,8 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
     means: (N, K) in [0, 1]; threshold: C; reward: "bernoulli" or "gaussian"
     (with `noise_sd`); laplace_epsilon: if given, every group sum gets Laplace
     noise (rewards clipped to `reward_bounds`, default (0, 1)); sampler: the
-    aggregator's noise sampler (None: fast NumPy).
+    aggregator's noise sampler (`privbandit.privacy.resolve_sampler`; default
+    `DEFAULT_SAMPLER`).
 
     Privacy guarantee
     -----------------
@@ -58,7 +61,7 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         noise_sd: float = 1.0,
         laplace_epsilon: float | None = None,
         reward_bounds: tuple[float, float] = (0.0, 1.0),
-        sampler: object | None = None,
+        sampler: Sampler | str | None = DEFAULT_SAMPLER,
     ) -> None:
         means = np.array(means, dtype=np.float64)
         if means.ndim != 2 or 0 in means.shape:
@@ -74,11 +77,12 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         self.reward = reward
         self.noise_sd = check_positive("noise_sd", noise_sd)
         self.n_users, self.n_arms = means.shape
+        self.sampler = resolve_sampler(sampler)
         self.aggregator = KAnonymousAggregator(
             check_count("threshold", threshold), self._draw,
             laplace_epsilon=laplace_epsilon,
             reward_bounds=reward_bounds if laplace_epsilon is not None else None,
-            n_users=self.n_users, n_arms=self.n_arms, sampler=sampler,
+            n_users=self.n_users, n_arms=self.n_arms, sampler=self.sampler,
         )
 
     @property

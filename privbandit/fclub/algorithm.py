@@ -42,12 +42,13 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement
 
 from ..comm import CommLog
 from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
-from ..validation import check_action, check_items, check_reward, check_user
+from ..validation import check_action, check_dim, check_items, check_reward, check_user
 from .config import FclubConfig
 from .detection import merge_global, partition_of, prune_local, ridge_estimates
 from .privacy import CdpPlan
@@ -59,15 +60,18 @@ class FederatedClub(Policy):
 
     config: `FclubConfig`; privacy: None or a `CdpPlan` (requires
     sync="delayed"); observer: optional receiver of uploads (the audit's
-    transcript).  Shapes: items (K, d) with ||x_k|| <= item_bound; select
-    returns an int; `cluster_labels()` gives each user's global cluster
-    (labelled by its smallest user).
+    transcript); world_clusters: Definition 1's m stated in `privacy()` (the
+    number of clusters of the world; default: the most clusters detected).
+    Shapes: items (K, d) with ||x_k|| <= item_bound; select returns an int;
+    `cluster_labels()` gives each user's global cluster (labelled by its
+    smallest user).
     """
 
     name = "fclub"
 
     def __init__(self, config: FclubConfig, *, privacy: CdpPlan | None = None,
-                 observer: Observer | None = None, name: str | None = None) -> None:
+                 observer: Observer | None = None, name: str | None = None,
+                 world_clusters: int | None = None) -> None:
         if not isinstance(config, FclubConfig):
             raise config_error("config", config, "an FclubConfig")
         if privacy is not None:
@@ -79,6 +83,8 @@ class FederatedClub(Policy):
                 raise config_error("privacy", privacy,
                                    "a CdpPlan with the config's dim and n_users")
         self.config, self.plan, self.observer = config, privacy, observer
+        self.world_clusters = None if world_clusters is None else check_dim(
+            "world_clusters", world_clusters)
         if name is not None:
             self.name = name
         d, n = config.dim, config.n_users
@@ -327,7 +333,8 @@ class FederatedClub(Policy):
                        sigma_tree=p.sigma_tree, sigma_detection=p.sigma_det)
         return out
 
-    def privacy(self) -> dict[str, Any]:
+    def privacy(self) -> PrivacyStatement:
         if self.plan is None:
-            return {"guarantee": "none", "note": "non-private algorithm (reads raw rewards)"}
-        return self.plan.statement(self.config.n_servers, self._max_clusters)
+            return super().privacy()
+        m = self._max_clusters if self.world_clusters is None else self.world_clusters
+        return self.plan.statement(self.config.n_servers, m)

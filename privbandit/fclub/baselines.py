@@ -89,7 +89,8 @@ def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
                 horizon: int | None = None, epsilon: float | None = None,
-                delta: float | None = None, observer: Any = None, **settings: Any) -> Policy:
+                delta: float | None = None, observer: Any = None,
+                world_clusters: int | None = None, **settings: Any) -> Policy:
     """The algorithm `name` (one of ALGORITHMS) with keyword settings.
 
     Federated names take `FclubConfig` fields (alpha, alpha2, upload_threshold,
@@ -114,7 +115,8 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
                            item_bound=config.item_bound, **plan_settings)
         elif plan_settings:
             raise config_error("settings", sorted(plan_settings), f"no privacy keys for {name!r}")
-        return FederatedClub(config, privacy=plan, observer=observer, name=name)
+        return FederatedClub(config, privacy=plan, observer=observer, name=name,
+                             world_clusters=world_clusters)
     radius = _split(settings, _RADIUS_KEYS)
     if name == "linucb-per-user":
         if settings:

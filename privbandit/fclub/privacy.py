@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from privbandit.accounting import calibration as calib
 from privbandit.accounting.accountants import ExactGaussianAccountant
@@ -63,12 +62,14 @@ from privbandit.accounting.events import (
     TreeAggregationEvent,
 )
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
 from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
+from ..privacy import is_float_safe, sampler_name
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
@@ -227,6 +228,7 @@ class CdpPlan:
     def open_ledger(self, unit: str) -> Ledger:
         """A ledger for one (server, local cluster, tree), charged for what its records meet."""
         ledger = Ledger(unit, self.epsilon, self.delta, accountant="exact-gaussian")
+        ledger.declare(self.unit_statement(unit))
         ledger.charge(self.record_event)
         if self.detection == "raw":
             ledger.note(NotDifferentiallyPrivate(
@@ -272,25 +274,32 @@ class CdpPlan:
         return noise_scale * math.sqrt(a + self.dim * math.log(r + count / drmin)) + c
 
     # -- reporting ---------------------------------------------------------------------
-    def statement(self, n_servers: int, n_clusters: int) -> dict[str, Any]:
+    def unit_statement(self, unit: str) -> PrivacyStatement:
+        """What one ledger certifies for its (server, local cluster, tree)."""
+        return PrivacyStatement(
+            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
+            is_float_safe(self.sampler), unit=unit,
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one observation of this local "
+                    "cluster (seed 000 Definition 1)")
+
+    def statement(self, n_servers: int, n_clusters: int) -> PrivacyStatement:
         """The guarantee the run claims (RunResult.privacy)."""
         cdp = f"({self.epsilon:g}, {self.delta:g}, L={n_servers}, m={n_clusters})-CDP"
-        if self.variant != "correct":
-            text = (f"POSITIVE CONTROL '{self.variant}': claims {cdp} but breaks it on purpose "
-                    "(for the audit only)")
-        elif self.detection == "raw":
-            text = (f"NOT {cdp}: the local partition is computed from raw user statistics "
-                    "(the paper's rule); uploaded statistics and timing are private")
-        else:
-            text = (f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
-                    "is tree/Gaussian noised and all communication timing is post-processing")
-        return {
-            "statement": text, "guarantee": "cluster-level differential privacy",
-            "relation": RELATION, "measure": "(epsilon, delta)-DP, exact Gaussian (GDP) accountant",
-            "epsilon": self.epsilon, "delta": self.delta, "L": n_servers, "m": n_clusters,
-            "calibration": self.calibration, "detection": self.detection,
-            "variant": self.variant, "sigma_tree": self.sigma_tree,
+        details = {
+            "L": n_servers, "m": n_clusters, "calibration": self.calibration,
+            "detection": self.detection, "sigma_tree": self.sigma_tree,
             "sigma_detection": self.sigma_det, "nodes_per_record": self.nodes,
             "l2_sensitivity": self.sensitivity, "detection_share": self.detection_share,
-            "epsilon_spent_per_record": self.spent_epsilon(), "sampler": repr(self.sampler),
+            "epsilon_spent_per_record": self.spent_epsilon(),
+            "sampler": sampler_name(self.sampler),
         }
+        if self.detection == "raw":
+            return PrivacyStatement(
+                Relation.NONE, unit=RELATION, details=details,
+                summary=f"NOT {cdp}: the local partition is computed from raw user statistics "
+                        "(the paper's rule); uploaded statistics and timing are private")
+        return PrivacyStatement(
+            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
+            is_float_safe(self.sampler), unit=RELATION, details=details,
+            summary=f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
+                    "is tree/Gaussian noised and all communication timing is post-processing")

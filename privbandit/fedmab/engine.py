@@ -24,11 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import PrivacyStatement, Relation
+
 from ..comm import CommLog
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
+from ..privacy import is_float_safe
 from ..result import RunResult
-from .privacy import AgentLedgers, charge_all, epoch_mechanism
+from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism
 from .schedule import EpochSchedule
 
 
@@ -100,6 +103,8 @@ def simulate(
     reward_rng, noise_rng, protocol_rng = rng.spawn(3)
     state = _State(env, horizon)
     ledgers = [AgentLedgers(i, epsilon) for i in range(m)]
+    for ledger in ledgers:
+        ledger.declare(_unit_statement(epsilon, sampler, ledger.unit))
     log = CommLog()
     ybar = np.zeros((m, k))  # running private means (eq. 6)
     raw = np.zeros((m, k))  # each agent's own reward sums, for local exploitation
@@ -141,7 +146,7 @@ def simulate(
         reward=reward,
         comm=_comm_summary(log, records, network),
         ledgers=[led.summary() for led in ledgers],
-        privacy=_privacy(epsilon, ledgers),
+        privacy=_privacy(epsilon, ledgers, sampler),
         timings={"simulate": elapsed},
         environment=env.describe(),
     )
@@ -205,17 +210,19 @@ def _comm_summary(log: CommLog, records: list[EpochRecord], network) -> dict[str
     return out
 
 
-def _privacy(epsilon: float, ledgers: list[AgentLedgers]) -> dict[str, Any]:
+def _unit_statement(epsilon: float, sampler, unit: str) -> PrivacyStatement:
+    return PrivacyStatement(Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler),
+                            unit=unit, summary=f"{epsilon:g}-DP (pure) for one reward of the agent")
+
+
+def _privacy(epsilon: float, ledgers: list[AgentLedgers], sampler) -> PrivacyStatement:
     spent = [led.epsilon_spent() for led in ledgers]
-    return {
-        "guarantee": "pure epsilon-DP for each agent",
-        "neighbouring": "agent-level: one reward in one agent's history differs",
-        "measure": "pure-dp",
-        "epsilon": epsilon,
-        "delta": 0.0,
-        "mechanism": "Laplace epoch means, scale 1/(epsilon n_r), L1 sensitivity 1/n_r",
-        "composition": "parallel over disjoint epochs; uploads are post-processing",
-        "per_agent_epsilon": spent,
-        "max_agent_epsilon": max(spent, default=0.0),
-        "source": "Li & Song, seed 002, Alg. 1 line 7 and Theorem 1",
-    }
+    return PrivacyStatement(
+        Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler), unit=UNIT,
+        summary=f"{epsilon:g}-DP for each agent (pure): Laplace epoch means, parallel "
+                "composition over disjoint epochs, uploads are post-processing",
+        details={
+            "mechanism": "Laplace epoch means, scale 1/(epsilon n_r), L1 sensitivity 1/n_r",
+            "per_agent_epsilon": spent, "max_agent_epsilon": max(spent, default=0.0),
+            "source": "Li & Song, seed 002, Alg. 1 line 7 and Theorem 1",
+        })

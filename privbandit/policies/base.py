@@ -1,12 +1,12 @@
-"""The one policy interface every bandit algorithm implements, and its input checks.
+"""The per-round policy interface (`Policy`), a protocol whose steps are single rounds.
 
-A round, as the run loop (`privbandit.runtime`) plays it:
+A round, as a policy's `advance` plays it for the run loop (`privbandit.runtime`):
 
-    items = round's observation        # linear envs: (K, d) float64, one row per item
+    _, user, items = env.observe(t)    # linear envs: (K, d) float64, one row per item
     action = policy.select(items, user, t, rng)
-    feedback = env's answer            # linear envs: float reward of the chosen item;
-                                       # cascade: first-click position (len(list) = none)
-    policy.update(items, user, action, feedback, t)
+    out = env.act(t, action)           # out.feedback -- linear envs: the float reward of the
+                                       # chosen item; cascade: first-click position
+    policy.update(items, user, action, out.feedback, t)
 
 `action` is an int (index into the K items) for single-item environments and an
 int array of distinct indices (a ranked list) for the cascade environment.
@@ -14,23 +14,21 @@ Policies never see an environment's hidden parameters; all randomness of a
 decision comes from the `rng` passed to `select`, so the same seed gives the
 same decisions bit for bit.  Ties between equal scores go to the lowest index.
 
-Optional hooks with defaults: `params()`, `comm` (a `CommLog` or None),
-`ledgers()` (privacy ledgers), `cluster_labels()` (detected clusters, for the
-cluster-detection error), `privacy()` (the stated guarantee).
+The reporting hooks (`params()`, `comm`, `ledgers()`, `cluster_labels()`,
+`privacy()`, ...) are those of `privbandit.protocol.Protocol`.
 `CheckedItemsPolicy` adds the round's input checks that LinUCB, LinTS, CLUB
 and SCLUB share.
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from abc import abstractmethod
+from typing import Any
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.validation import check_positive
 
-from ..comm import CommLog
+from ..protocol import Protocol
 from ..validation import check_action, check_dim, check_items, check_reward, check_user
 
 __all__ = [
@@ -39,10 +37,10 @@ __all__ = [
 ]
 
 
-class Policy(ABC):
-    """Base class of bandit policies (see the module docstring for the round protocol)."""
+class Policy(Protocol):
+    """Base class of per-round bandit policies (see the module docstring for a round)."""
 
-    name: ClassVar[str] = "policy"
+    name = "policy"
 
     @abstractmethod
     def select(
@@ -54,26 +52,19 @@ class Policy(ABC):
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Learn from the feedback to `action` (same `items` and `user` as `select`)."""
 
-    def params(self) -> dict[str, Any]:
-        """The algorithm's parameters, JSON-serialisable (recorded in the run result)."""
-        return {}
-
-    @property
-    def comm(self) -> CommLog | None:
-        """The communication log of a federated algorithm; None for centralised ones."""
-        return None
-
-    def ledgers(self) -> list[Ledger]:
-        """Privacy ledgers charged by this algorithm (empty for non-private ones)."""
-        return []
-
-    def cluster_labels(self) -> np.ndarray | None:
-        """Detected cluster label of each user, (n_users,), or None if it does not cluster."""
-        return None
-
-    def privacy(self) -> dict[str, Any]:
-        """The stated privacy guarantee (neighbouring relation, measure, parameters)."""
-        return {"guarantee": "none", "note": "non-private algorithm"}
+    def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
+                rng: np.random.Generator) -> int:
+        """Play rounds t .. t + len(regret) - 1 one at a time (see the module docstring)."""
+        observe, act, select, update = env.observe, env.act, self.select, self.update
+        for i in range(regret.shape[0]):
+            s = t + i
+            _, user, items = observe(s)
+            action = select(items, user, s, rng)
+            out = act(s, action)
+            update(items, user, action, out.feedback, s)
+            regret[i] = out.regret
+            reward[i] = out.reward
+        return regret.shape[0]
 
 
 class CheckedItemsPolicy(Policy):

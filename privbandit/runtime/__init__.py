@@ -1,4 +1,8 @@
-"""The runtime: one run loop for every family (`run`), its seeds and observers."""
-from .loop import STREAMS, run, seed_streams
+"""The runtime: one run loop for every family (`run`, `play`), its seeds and observers."""
+from .loop import STREAMS, play, run, seed_int, seed_streams
+from .observers import Checkpoints, Communication, LedgerTrace, Observer, RunState
 
-__all__ = ["STREAMS", "run", "seed_streams"]
+__all__ = [
+    "STREAMS", "Checkpoints", "Communication", "LedgerTrace", "Observer", "RunState", "play",
+    "run", "seed_int", "seed_streams",
+]

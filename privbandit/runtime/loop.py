@@ -1,24 +1,34 @@
-"""The run loop: play a policy against an environment for T rounds -> `RunResult`.
+"""The one run loop: a protocol against an environment for T rounds -> `RunResult`.
 
-Randomness: one seed (an int or a `numpy.random.SeedSequence`) fixes a run.
-`seed_streams(seed)` derives three independent generators, always in the
-same way: "world" (for the caller to build the hidden world with), "rounds"
-(the environment's round stream) and "policy" (the `rng` passed to
-`Policy.select`).  Same seed, same result, bit for bit.
+`play(protocol, env, horizon, rng=..., rounds_rng=...)` resets the
+environment's round stream, lets the protocol play step after step (a
+policy's steps are single rounds; an epoch engine's span many), and builds
+the run's `RunResult` -- the only place one is built.  Observers watch the
+loop: detection-error checkpoints, the trace of ledger spending over rounds,
+the communication log, optionally a progress line, and any the caller adds
+(`runtime.observers`).
+
+Randomness: `run(protocol, env, horizon, seed)` fixes a run by one seed (an
+int or a `numpy.random.SeedSequence`).  `seed_streams(seed)` derives three
+independent generators, always in the same way: "world" (for the caller to
+build the hidden world with), "rounds" (the environment's round stream) and
+"policy" (the `rng` passed to every step).  Same seed, same result, bit for
+bit.  A family that derives its streams otherwise calls `play` with them.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..envs.base import Environment
-from ..errors import config_error
-from ..kernels import cluster_error_rate
-from ..policies.base import Policy
+from ..errors import BanditError, config_error
+from ..protocol import Protocol
 from ..result import RunResult
 from ..validation import check_dim
+from .observers import Checkpoints, Communication, LedgerTrace, Observer, RunState, ShowProgress
 
 STREAMS = ("world", "rounds", "policy")
 
@@ -40,74 +50,99 @@ def seed_streams(seed: int | np.random.SeedSequence) -> dict[str, np.random.Gene
     return {name: np.random.default_rng(c) for name, c in zip(STREAMS, children, strict=True)}
 
 
-def _checkpoints(horizon: int, every: int | None) -> set[int]:
-    if every is None:
-        every = max(1, horizon // 100)
-    every = check_dim("cluster_every", every)
-    return set(range(every - 1, horizon, every)) | {horizon - 1}
+def seed_int(seed: Any) -> int | None:
+    """The integer a result records for `seed` (None for a SeedSequence without one)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.entropy) if isinstance(seed.entropy, (int, np.integer)) else None
+    return None if seed is None else int(seed)
 
 
 def run(
-    policy: Policy,
+    protocol: Protocol,
     env: Environment,
     horizon: int,
     seed: int | np.random.SeedSequence,
-    *,
-    cluster_every: int | None = None,
-    algorithm: str | None = None,
+    **options: Any,
 ) -> RunResult:
-    """Play `horizon` rounds and collect per-round regret and reward.
-
-    When the environment has true clusters and the policy reports detected
-    ones, the cluster-detection error (`kernels.cluster_error_rate`) is
-    measured every `cluster_every` rounds (default: 100 points) and at the end.
-    """
-    if not isinstance(policy, Policy):
-        raise config_error("policy", policy, "a Policy")
-    if not isinstance(env, Environment):
-        raise config_error("env", env, "an Environment")
-    horizon = check_dim("horizon", horizon)
+    """Play `horizon` rounds with the "rounds" and "policy" streams of `seed`
+    (`seed_streams`); `options` as for `play`."""
     streams = seed_streams(seed)
-    env.reset(streams["rounds"])
-    rng = streams["policy"]
-    truth = env.true_clusters()
-    measure = truth is not None and policy.cluster_labels() is not None
-    checkpoints = _checkpoints(horizon, cluster_every) if measure else set()
+    return play(protocol, env, horizon, rng=streams["policy"], rounds_rng=streams["rounds"],
+                seed=seed_int(seed), **options)
+
+
+def play(
+    protocol: Protocol,
+    env: Environment,
+    horizon: int,
+    *,
+    rng: np.random.Generator,
+    rounds_rng: np.random.Generator | None = None,
+    cluster_every: int | None = None,
+    observers: Sequence[Observer] = (),
+    progress: bool = False,
+    algorithm: str | None = None,
+    seed: int | None = None,
+) -> RunResult:
+    """Play `horizon` rounds of `protocol` on `env` and build the run's `RunResult`.
+
+    rng: the protocol's generator (every step gets it); rounds_rng: the
+    environment's round stream (None leaves the environment as it is, for
+    protocols that never observe rounds); cluster_every: rounds between
+    detection-error checkpoints and ledger-trace points (default:
+    `protocol.checkpoint_every(horizon)`); observers: more observers;
+    progress: a progress line on stderr; algorithm: the name recorded
+    (default `protocol.name`); seed: the seed recorded.
+    """
+    if not isinstance(protocol, Protocol):
+        raise config_error("protocol", protocol, "a Protocol (a Policy, or a multi-round one)")
+    if not isinstance(env, Environment):
+        raise config_error("env", env, "an Environment (envs.base)")
+    if not isinstance(rng, np.random.Generator):
+        raise config_error("rng", rng, "a numpy.random.Generator")
+    horizon = check_dim("horizon", horizon)
+    every = (protocol.checkpoint_every(horizon) if cluster_every is None
+             else check_dim("cluster_every", cluster_every))
+    watching = [Checkpoints(every), LedgerTrace(every), Communication(), *observers]
+    if progress:
+        watching.append(ShowProgress(horizon))
+    if rounds_rng is not None:
+        env.reset(rounds_rng)
+    protocol.start(env, horizon)
+    state = RunState(protocol, env, horizon)
+    for observer in watching:
+        observer.start(state)
     regret = np.empty(horizon)
     reward = np.empty(horizon)
-    err_rounds: list[int] = []
-    errors: list[float] = []
     started = time.perf_counter()
-    for t in range(horizon):
-        _, user, items = env.observe(t)
-        action = policy.select(items, user, t, rng)
-        out = env.act(t, action)
-        policy.update(items, user, action, out.feedback, t)
-        regret[t] = out.regret
-        reward[t] = out.reward
-        if t in checkpoints:
-            err_rounds.append(t)
-            errors.append(cluster_error_rate(truth, policy.cluster_labels()))
+    t = 0
+    while t < horizon:
+        stop = horizon
+        for observer in watching:
+            wanted = observer.next_stop(t)
+            if wanted is not None and wanted < stop:
+                stop = wanted
+        played = protocol.advance(env, t, regret[t:stop], reward[t:stop], rng)
+        if not 1 <= played <= stop - t:
+            raise BanditError(f"{type(protocol).__name__}.advance must play between 1 and "
+                              f"{stop - t} rounds from round {t}; it reported {played!r}")
+        t += played
+        for observer in watching:
+            observer.after_step(state, t)
     elapsed = time.perf_counter() - started
-    comm = policy.comm
+    fields: dict[str, Any] = {}
+    for observer in watching:
+        observer.finish(state, fields)
     return RunResult(
-        algorithm=algorithm or policy.name,
-        params=policy.params(),
+        algorithm=algorithm or protocol.name,
+        params=protocol.params(),
         regret=regret,
         reward=reward,
-        comm={} if comm is None else comm.summary(),
-        comm_rounds=None if comm is None else comm.round_indices(),
-        ledgers=[led.summary() for led in policy.ledgers()],
-        cluster_error=np.array(errors) if measure else None,
-        cluster_error_rounds=np.array(err_rounds) if measure else None,
-        privacy=policy.privacy(),
-        timings={"simulate": elapsed, "rounds_per_second": horizon / max(elapsed, 1e-12)},
-        seed=_seed_int(seed),
+        ledgers=[ledger.summary() for ledger in protocol.ledgers()],
+        privacy=protocol.privacy(),
+        timings={"simulate": elapsed, "rounds_per_second": horizon / max(elapsed, 1e-12),
+                 **protocol.timings()},
+        seed=seed,
         environment=env.describe(),
+        **fields,
     )
-
-
-def _seed_int(seed: Any) -> int | None:
-    if isinstance(seed, np.random.SeedSequence):
-        return int(seed.entropy) if isinstance(seed.entropy, (int, np.integer)) else None
-    return int(seed)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.masks import MASK_EVENT
 from privbandit.mechanisms.sealing import PartyKeys
 
@@ -216,15 +217,17 @@ class VerticalFederation:
             "bytes_by_party": {k: v[1] for k, v in self.sent.items()},
         }
 
-    def privacy(self) -> dict[str, Any]:
-        """The stated guarantee, for `RunResult.privacy`."""
-        return {
-            "guarantee": "none (not differential privacy)",
-            "mechanism": "orthogonal mask (O3M), seed 003 Section 4.2",
-            "event": MASK_EVENT.reason,
-            "threat_model": "semi-honest parties; the mask generator does not collude "
-                            "with the active party",
-            "reveals": "norms and inner products of each party's contexts; d_j known "
-                       "plaintext/masked pairs recover that party's mask block",
-            "sealed_traffic": self.seal_traffic,
-        }
+    def privacy(self) -> PrivacyStatement:
+        """The stated guarantee, for `RunResult.privacy`: masking, not DP."""
+        return PrivacyStatement(
+            Relation.MASKING, unit="each passive party's features (contexts)",
+            summary="none in the DP sense: orthogonal masks (O3M, seed 003 Section 4.2) hide "
+                    "coordinates from semi-honest parties, but reveal norms and inner products",
+            details={
+                "event": MASK_EVENT.reason,
+                "threat_model": "semi-honest parties; the mask generator does not collude "
+                                "with the active party",
+                "reveals": "norms and inner products of each party's contexts; d_j known "
+                           "plaintext/masked pairs recover that party's mask block",
+                "sealed_traffic": self.seal_traffic,
+            })

@@ -31,7 +31,7 @@ def test_algorithm1_learns_every_users_arm(decomposition):
     assert np.all(result.regret >= 0) and np.all(result.regret <= N * 0.8 + 1e-12)
     assert result.regret[-1] == 0.0  # committed to the optimal arms
     assert result.params["diagnostics"]["aborted_batch"] is None
-    assert result.comm["rounds"] > 0 and result.privacy["measure"].startswith("C-anonymity")
+    assert result.comm["rounds"] > 0 and result.privacy.summary.startswith("C-anonymity")
     np.testing.assert_allclose(result.regret + result.reward, 0.9 * N)
 
 
@@ -58,8 +58,8 @@ def test_laplace_variant_charges_its_ledger_per_round():
     rounds = result.comm["rounds"]
     assert rounds % (2 * C + 2) == 0 and ledger["releases"] == rounds // (2 * C + 2)
     assert ledger["epsilon_spent"] == pytest.approx(2.0 * rounds)
-    assert result.privacy["record_epsilon"] == pytest.approx(2.0)
-    assert result.privacy["user_epsilon"] == pytest.approx(2.0 * rounds)
+    assert result.privacy.details["record_epsilon"] == pytest.approx(2.0)
+    assert result.privacy.epsilon == pytest.approx(2.0 * rounds)
 
 
 def test_algorithm2_explores_then_commits():

@@ -53,7 +53,7 @@ def test_list_longer_than_the_item_count_is_refused(factory):
     ({"epsilon": 0.0, "delta": 1e-5}, "epsilon must be"),
     ({"epsilon": 1.0, "delta": 0.0}, "delta must be a number in \\(0, 1\\)"),
     ({"epsilon": 1.0, "delta": 1.0}, "delta must be"),
-    ({"epsilon": 1.0, "delta": 1e-5, "sampler": "numpy"}, "sampler must be one of"),
+    ({"epsilon": 1.0, "delta": 1e-5, "sampler": "numpy"}, "sampler must be a Sampler"),
     ({"epsilon": 1.0, "delta": 1e-5, "calibration": "loose"}, "calibration must be"),
     ({"epsilon": 1.0, "delta": 1e-5, "noise_level": 1.0}, "noise_level must be"),
     ({"epsilon": 1.0, "delta": 1e-5, "alpha_c": 0.0}, "alpha_c must be"),

@@ -104,5 +104,5 @@ def test_run_result_reports_ledgers_and_the_guarantee(small_env):
               "calibration": "paper"}
     result = run_cascade("cdp-fedc3ucb-h", config, np.random.SeedSequence(3))
     assert len(result.ledgers) == small_env["n_users"]
-    assert "one observation" in result.privacy["neighbouring"]
-    assert result.privacy["calibration"] == "paper" and result.privacy["sigma"] > 0
+    assert "one observation" in result.privacy.unit and result.privacy.is_dp
+    assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.comm import CommLog, payload_bytes
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.result import RunResult
@@ -77,7 +78,8 @@ def make_result(horizon: int = 50) -> RunResult:
         ledgers=[{"unit": "user-0", "epsilon_spent": np.float64(0.5)}],
         cluster_error=np.array([1.0, 0.5, 0.0]),
         cluster_error_rounds=np.array([9, 19, 49]),
-        privacy={"guarantee": "none"},
+        privacy=PrivacyStatement(Relation.RECORD, 0.5, 0.0, "pure-dp", False, unit="user-0"),
+        ledger_trace={"user-0": [[0, 0.0], [20, np.float64(0.5)]]},
         timings={"simulate": 0.1},
         seed=7,
         environment={"name": "toy"},
@@ -92,6 +94,7 @@ def test_result_round_trips_through_json():
     assert np.array_equal(back.reward, result.reward)
     assert np.array_equal(back.cluster_error_rounds, result.cluster_error_rounds)
     assert back.params == {"dim": 3, "beta": 0.5}
+    assert back.privacy == result.privacy and back.ledger_trace == {"user-0": [[0, 0.0], [20, 0.5]]}
     assert back.total_regret == pytest.approx(result.total_regret)
     np.testing.assert_allclose(result.cumulative_regret(), np.cumsum(result.regret))
 

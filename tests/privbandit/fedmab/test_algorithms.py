@@ -52,8 +52,8 @@ def test_run_invariants(make, eps, horizon, seed, het):
                                              abs=1e-9)
     assert res.regret.min() >= 0.0
     # every agent: pure epsilon-DP, never more, one release per epoch ledger
-    assert res.privacy["per_agent_epsilon"] == pytest.approx([eps] * env.n_agents) or (
-        not run.epochs and res.privacy["max_agent_epsilon"] in (0.0, pytest.approx(eps)))
+    assert res.privacy.details["per_agent_epsilon"] == pytest.approx([eps] * env.n_agents) or (
+        not run.epochs and res.privacy.details["max_agent_epsilon"] in (0.0, pytest.approx(eps)))
     for ledger in res.ledgers:
         assert ledger["epsilon_spent"] <= eps * (1 + 1e-9)
         assert all(e["releases"] == 1 for e in ledger["epochs"])
@@ -162,7 +162,7 @@ def test_bad_input_raises_named_errors(build, error, match):
 def test_exact_sampler_run_charges_epsilon_per_agent():
     run = CDPMAB(1.0, 3000, sampler=None).simulate(small_env(m=3, k=4), np.random.default_rng(0))
     assert "OpenDPSampler" in run.result.params["sampler"]
-    assert run.result.privacy["per_agent_epsilon"] == pytest.approx([1.0] * 3)
+    assert run.result.privacy.details["per_agent_epsilon"] == pytest.approx([1.0] * 3)
 
 
 def test_result_is_json_serialisable():

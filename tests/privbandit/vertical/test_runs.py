@@ -55,8 +55,8 @@ def test_the_result_states_plainly_that_masks_are_not_dp(split_world):
     ledger = Ledger("passive parties' features", epsilon=1.0)
     result = run_vertical(TieTolerant(LinUCB(D, beta=0.5)), split_world, T, 2, ledger=ledger)
     assert result.algorithm == "vfucb"
-    assert result.privacy["guarantee"] == "none (not differential privacy)"
-    assert result.privacy["event"] == MASK_EVENT.reason
+    assert result.privacy.relation.value == "masking" and not result.privacy.is_dp
+    assert result.privacy.details["event"] == MASK_EVENT.reason
     assert result.ledgers[0]["not_dp_releases"] == [MASK_EVENT.reason]
     assert result.ledgers[0]["epsilon_spent"] == 0.0
     assert result.params["widths"] == list(WIDTHS) and result.params["tie_tolerance"] == 1e-9

@@ -1,0 +1,86 @@
+"""`Protocol`: what the run loop plays against an environment, one step at a time.
+
+The run loop (`privbandit.runtime`) calls, for t = 0 until the horizon,
+
+    played = protocol.advance(env, t, regret[t:stop], reward[t:stop], rng)
+
+and the protocol plays rounds t, t + 1, ... -- at least one, at most
+`stop - t` -- writing each round's pseudo-regret and reward into the views
+and returning how many it played.  A per-round policy
+(`privbandit.policies.Policy`) is a protocol whose steps are single rounds
+(its `advance` plays them one after the other); a protocol that simulates
+many rounds at once (an epoch of the federated MAB, a batch of anonymous
+elicitations) returns the per-round arrays of a whole step.  `stop` is where
+an observer of the loop (a checkpoint, a ledger trace) wants control back; a
+step may end there or before.
+
+Reporting hooks, with defaults: `params()`, `comm` (the federation's
+`CommLog`) and `comm_details()` (extra entries of the result's `comm`),
+`ledgers()` (ledgers of the protected units), `cluster_labels()` (detected
+clusters, for `Environment.detection_error`), `checkpoint_every(horizon)`
+(how often the loop measures it), `privacy()` (the stated guarantee, a
+`privbandit.accounting.PrivacyStatement`) and `timings()`.  The loop reads
+them once the last step is played and builds the one `RunResult`.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privbandit.accounting.statement import PrivacyStatement
+
+from .comm import CommLog
+
+NON_PRIVATE = PrivacyStatement.none("non-private algorithm: it reads raw rewards")
+
+
+class Protocol(ABC):
+    """Base class of everything the run loop plays (see the module docstring)."""
+
+    name: ClassVar[str] = "protocol"
+
+    def start(self, env: Any, horizon: int) -> None:
+        """Called once before the first step (check the environment, size the state);
+        per-round policies need nothing."""
+        return None
+
+    @abstractmethod
+    def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
+                rng: np.random.Generator) -> int:
+        """Play rounds t, t + 1, ... (at most len(regret)); fill regret[i], reward[i]
+        for each round played; return how many were played (>= 1)."""
+
+    def params(self) -> dict[str, Any]:
+        """The algorithm's parameters, JSON-serialisable (recorded in the run result)."""
+        return {}
+
+    @property
+    def comm(self) -> CommLog | None:
+        """The communication log of a federated algorithm; None for centralised ones."""
+        return None
+
+    def comm_details(self) -> dict[str, Any]:
+        """Entries added to the result's `comm` besides the log's summary."""
+        return {}
+
+    def ledgers(self) -> list[Any]:
+        """Ledgers of the protected units (`Ledger`s; empty for non-private algorithms)."""
+        return []
+
+    def cluster_labels(self) -> np.ndarray | None:
+        """Detected cluster label of each user, (n_users,), or None if it does not cluster."""
+        return None
+
+    def checkpoint_every(self, horizon: int) -> int | None:
+        """Rounds between measurements of the detection error (None: after every step)."""
+        return max(1, horizon // 100)
+
+    def privacy(self) -> PrivacyStatement:
+        """The stated guarantee."""
+        return NON_PRIVATE
+
+    def timings(self) -> dict[str, float]:
+        """Seconds spent in the protocol's phases, added to the result's timings."""
+        return {}
