@@ -12,7 +12,7 @@ from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.anonymous import elicit_feedback
 
-from ..comm import CommLog
+from ..comm import RELEASE, CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
 from ..privacy import is_float_safe
@@ -72,7 +72,7 @@ class Elicitor:
         counts[users, assignment[users]] += 1
         start = self.calls * self.rounds
         for r in range(self.rounds):  # one release of S group sums per round
-            self.comm.record("upload", messages=e.aggregates.shape[1],
+            self.comm.record(RELEASE, messages=e.aggregates.shape[1],
                              nbytes=e.aggregates[r].nbytes, round=start + r)
         self.calls += 1
 

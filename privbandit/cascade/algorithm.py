@@ -37,7 +37,7 @@ import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
-from ..comm import CommLog, payload_bytes
+from ..comm import DOWNLOAD, UPLOAD, CommLog, payload_bytes
 from ..envs.cascade import check_ranking
 from ..errors import NormBoundError, RewardError, ShapeError, config_error
 from ..kernels import sherman_morrison
@@ -261,12 +261,12 @@ class FederatedCascadeUCB(_CascadeAgents):
     def _communicate(self, agent: int, t: int) -> None:
         """Upload the buffer, run the server, adopt the cluster statistics (Alg. 1, 8-11)."""
         gram, moment, count = self.buffers.take(agent)
-        self._log.record("upload", 1, payload_bytes(gram, moment, count), round=t)
+        self._log.record(UPLOAD, 1, payload_bytes(gram, moment, count), round=t)
         gram_clu, theta_clu = self.server.receive(agent, gram, moment, count)
         self._adopt(agent, gram_clu, theta_clu, t)
 
     def _adopt(self, agent: int, gram: np.ndarray, theta: np.ndarray, t: int) -> None:
-        self._log.record("download", 1, payload_bytes(gram, theta), round=t)
+        self._log.record(DOWNLOAD, 1, payload_bytes(gram, theta), round=t)
         self._set_decision(agent, np.linalg.inv(gram), theta)
         self.buffers.reset(agent, self.inv[agent])
 

@@ -80,6 +80,7 @@ from privbandit.accounting.validation import check_delta, check_positive
 from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
+from ..comm import UPLOAD
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
 from ..validation import check_user
@@ -289,7 +290,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def _communicate(self, agent: int, t: int) -> None:
         prefix = self._prefix[agent].copy()
         count = self._examined_estimate(agent, prefix)
-        self._log.record("upload", 1, prefix.nbytes + 8, round=t)
+        self._log.record(UPLOAD, 1, prefix.nbytes + 8, round=t)
         self._uploaded[agent] = prefix
         nodes = TreePrivatizer.nodes_in_prefix(self.trees[agent].steps)
         gram_clu, theta_clu = self.server.replace_prefix(agent, prefix, count, nodes)

@@ -44,7 +44,7 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
@@ -178,7 +178,7 @@ class FederatedClub(Policy):
             for c, users in enumerate(members):
                 self.observer.phase_upload(t, int(servers[c]), users, merge[0][c],
                                            base.gram[c], base.b[c], int(base.count[c]))
-        self._comm.record("upload", len(members), len(members) * self._upload_bytes(), round=t)
+        self._comm.record(UPLOAD, len(members), len(members) * self._upload_bytes(), round=t)
         labels = self._merge(merge) if self.config.detect else np.zeros(
             len(members), dtype=np.int64)
         partition = partition_of(members, labels)
@@ -293,7 +293,7 @@ class FederatedClub(Policy):
             smallest[k] = min(smallest[k], int(users.min()))
         self._labels = smallest[layout.cluster[self._local_of_user]]
         self._max_clusters = max(self._max_clusters, layout.n_global)
-        self._comm.record("download", layout.n_local, layout.n_local * self._upload_bytes(),
+        self._comm.record(DOWNLOAD, layout.n_local, layout.n_local * self._upload_bytes(),
                           round=t)
         if self.plan is not None:
             for s, users in zip(layout.servers, members, strict=True):

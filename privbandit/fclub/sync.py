@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..policies.radius import ConfidenceRadius
 from .models import RecommendationModels, inverse, logdet
 from .privacy import CdpPlan
@@ -113,9 +113,9 @@ class InstantSync:
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
         k = int(self.row_of[c])
         self.models.add(k, x, y)
-        self.comm.record("upload", 1, self._msg, round=t)
+        self.comm.record(UPLOAD, 1, self._msg, round=t)
         if self._peers[k]:
-            self.comm.record("download", int(self._peers[k]), int(self._peers[k]) * self._msg,
+            self.comm.record(DOWNLOAD, int(self._peers[k]), int(self._peers[k]) * self._msg,
                              round=t)
 
 
@@ -251,7 +251,7 @@ class DelayedSync:
         else:
             self.logdet_s[c] = logdet_new
             self.models.set(c, self.S[c], self.u[c], self.n_sync[c], logdet_value=logdet_new)
-        self.comm.record("upload", 1, self._msg, round=t)
+        self.comm.record(UPLOAD, 1, self._msg, round=t)
         if self.observer is not None:
             self.observer.upload(t, int(self.layout.servers[c]), ds, du)
         self._downloads(k, t)
@@ -268,6 +268,6 @@ class DelayedSync:
             self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
             own, own_b, own_n = self.raw_buffer(c)
             self.models.set(c, self.S[c] + own, self.u[c] + own_b, self.n_sync[c] + own_n)
-            self.comm.record("download", 1, self._msg, round=t)
+            self.comm.record(DOWNLOAD, 1, self._msg, round=t)
             if self.observer is not None:
                 self.observer.download(t, int(self.layout.servers[c]))

@@ -19,7 +19,7 @@ import numpy as np
 
 from privbandit.accounting.validation import check_count, check_nonnegative
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, PEER, UPLOAD, CommLog
 from ..errors import config_error
 from .graphs import Graph, components, require_connected
 from .protocols import ProtocolTrace, gis_trace, sac_trace
@@ -66,11 +66,11 @@ class MasterWorker:
             mean = ybar[chosen].mean(axis=0)
         else:
             mean = ybar.mean(axis=0)
-        log.record("upload", self.n_uploaders, self.n_uploaders * a * _FLOAT, round=epoch)
+        log.record(UPLOAD, self.n_uploaders, self.n_uploaders * a * _FLOAT, round=epoch)
         return Exchange(mean, 0, self.server_cost * self.n_uploaders)
 
     def announce(self, active: np.ndarray, epoch: int, log: CommLog) -> None:
-        log.record("broadcast", self.n_agents, self.n_agents * active.size * _LABEL, round=epoch)
+        log.record(DOWNLOAD, self.n_agents, self.n_agents * active.size * _LABEL, round=epoch)
 
     def describe(self) -> dict:
         return {"structure": self.name, "participation": self.participation,
@@ -133,15 +133,15 @@ class Hybrid:
         _log_trace(log, tr, a, epoch)
         sums = np.zeros((q, a))
         np.add.at(sums, self._component_of, ybar)
-        log.record("upload", q, q * (a + 1) * _FLOAT, round=epoch)
+        log.record(UPLOAD, q, q * (a + 1) * _FLOAT, round=epoch)
         cost = self.agent_cost * tr.link_uses + self.server_cost * q
         return Exchange(sums.sum(axis=0) / self.n_agents, tr.slots, cost)
 
     def announce(self, active: np.ndarray, epoch: int, log: CommLog) -> None:
         q, m = self.n_components, self.n_agents
-        log.record("broadcast", q, q * active.size * _LABEL, round=epoch)
+        log.record(DOWNLOAD, q, q * active.size * _LABEL, round=epoch)
         if m > q:  # sinks relay the active set inside their components
-            log.record("p2p", m - q, (m - q) * active.size * _LABEL, round=epoch)
+            log.record(PEER, m - q, (m - q) * active.size * _LABEL, round=epoch)
 
     def describe(self) -> dict:
         return {"structure": self.name, "graph": self.graph.name,
@@ -151,6 +151,6 @@ class Hybrid:
 
 
 def _log_trace(log: CommLog, tr: ProtocolTrace, n_active: int, epoch: int) -> None:
-    log.record("p2p", tr.adv, tr.adv_labels * _LABEL, round=epoch)
-    log.record("p2p", tr.req, tr.labels * _LABEL, round=epoch)
-    log.record("p2p", tr.data, tr.labels * (n_active * _FLOAT + _LABEL), round=epoch)
+    log.record(PEER, tr.adv, tr.adv_labels * _LABEL, round=epoch)
+    log.record(PEER, tr.req, tr.labels * _LABEL, round=epoch)
+    log.record(PEER, tr.data, tr.labels * (n_active * _FLOAT + _LABEL), round=epoch)

@@ -33,7 +33,8 @@ from .observers import Checkpoints, Communication, LedgerTrace, Observer, RunSta
 STREAMS = ("world", "rounds", "policy")
 
 
-def _seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
+def seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
+    """A fresh SeedSequence for `seed` (an int >= 0, or a copy of a SeedSequence)."""
     if isinstance(seed, np.random.SeedSequence):
         # a fresh copy: spawning mutates a SeedSequence's child counter
         return np.random.SeedSequence(
@@ -46,7 +47,7 @@ def _seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedS
 
 def seed_streams(seed: int | np.random.SeedSequence) -> dict[str, np.random.Generator]:
     """Independent generators "world", "rounds", "policy" derived from `seed`."""
-    children = _seed_sequence(seed).spawn(len(STREAMS))
+    children = seed_sequence(seed).spawn(len(STREAMS))
     return {name: np.random.default_rng(c) for name, c in zip(STREAMS, children, strict=True)}
 
 

@@ -10,28 +10,41 @@ from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.comm import CommLog, payload_bytes
+from privbandit.comm import (
+    DOWNLOAD,
+    PEER,
+    RELEASE,
+    SERVER,
+    UPLOAD,
+    CommLog,
+    party,
+    payload_bytes,
+)
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.result import RunResult
 
 
-def test_comm_log_counts_rounds_messages_and_bytes_by_direction():
+def test_comm_log_counts_rounds_messages_and_bytes_by_direction_and_party():
     log = CommLog()
-    log.record("upload", 3, 300, round=5)
-    log.record("download", 1, 40, round=5)
-    log.record("broadcast", 2, 16, round=9)
-    log.record("p2p", 4, 8)
-    log.record("upload", 0, 0, round=11)  # no message: the round does not count
+    log.record(UPLOAD, 3, 300, round=5, sender=party("agent", 2))
+    log.record(DOWNLOAD, 1, 40, round=5, sender=SERVER)
+    log.record(DOWNLOAD, 2, 16, round=9, sender=SERVER)
+    log.record(PEER, 4, 8)
+    log.record(RELEASE, 1, 8, round=9)
+    log.record(UPLOAD, 0, 0, round=11)  # no message: the round does not count
     summary = log.summary()
     assert summary == {
         "rounds": 2,
-        "messages": 10,
-        "bytes": 364,
-        "messages_by_direction": {"upload": 3, "download": 1, "broadcast": 2, "p2p": 4},
-        "bytes_by_direction": {"upload": 300, "download": 40, "broadcast": 16, "p2p": 8},
+        "messages": 11,
+        "bytes": 372,
+        "messages_by_direction": {"upload": 3, "download": 3, "peer": 4, "release": 1},
+        "bytes_by_direction": {"upload": 300, "download": 56, "peer": 8, "release": 8},
+        "messages_by_party": {"agent 2": 3, "server": 3},
+        "bytes_by_party": {"agent 2": 300, "server": 56},
     }
     assert json.loads(json.dumps(summary)) == summary
-    assert log.by_direction("upload") == (3, 300)
+    assert log.by_direction("upload") == (3, 300) and log.by_party("server") == (3, 56)
+    assert log.by_party("agent 7") == (0, 0)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["upload", "download"]), st.integers(0, 5),
@@ -48,7 +61,7 @@ def test_comm_log_totals_are_sums(records):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"direction": "uplaod"}, r"direction must be one of \('upload'"),
+        ({"direction": "broadcast"}, r"direction must be one of \('upload'"),
         ({"direction": "upload", "messages": -1}, "messages must be an integer >= 0; got -1"),
         ({"direction": "upload", "nbytes": 1.5}, "nbytes must be an integer >= 0; got 1.5"),
         ({"direction": "upload", "round": -2}, "round must be an integer >= 0; got -2"),
@@ -59,12 +72,13 @@ def test_comm_log_bad_input(kwargs, match):
         CommLog().record(**kwargs)
 
 
-def test_custom_directions_and_payload_bytes():
-    log = CommLog(directions=("relay",))
-    log.record("relay", 1, payload_bytes(np.zeros((3, 3)), np.zeros(3), 1.0))
-    assert log.by_direction("relay") == (1, 72 + 24 + 8)
-    with pytest.raises(ConfigError, match="directions must be a non-empty tuple"):
-        CommLog(directions=())
+def test_payload_bytes_and_party_names():
+    assert payload_bytes(np.zeros((3, 3)), np.zeros(3), 1.0) == 72 + 24 + 8
+    assert party("passive", 0) == "passive 0"
+    with pytest.raises(InvalidParameterError, match="index must be an integer >= 0"):
+        party("agent", -1)
+    with pytest.raises(ConfigError, match="sender must be None or a party's name"):
+        CommLog().record(UPLOAD, sender="")
 
 
 def make_result(horizon: int = 50) -> RunResult:

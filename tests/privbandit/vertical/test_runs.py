@@ -37,7 +37,8 @@ def test_bytes_and_messages_per_party_per_round(split_world, seal):
     mask_bytes = comm["bytes_by_party"]["generator"]
     assert 8 * D * D < mask_bytes < 8 * D * D + 3 * 200
     assert comm["bytes"] == sum(comm["bytes_by_party"].values())
-    assert comm["messages_by_direction"] == {"mask": 3, "request": 2 * T, "reply": 2 * T}
+    assert comm["messages_by_direction"] == {"upload": 2 * T, "download": 3 + 2 * T, "peer": 0,
+                                             "release": 0}
 
 
 def test_same_seed_same_run_bit_for_bit(world):
