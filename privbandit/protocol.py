@@ -41,9 +41,9 @@ class Protocol(ABC):
 
     name: ClassVar[str] = "protocol"
 
-    def start(self, env: Any, horizon: int) -> None:
-        """Called once before the first step (check the environment, size the state);
-        per-round policies need nothing."""
+    def start(self, env: Any, horizon: int, rng: np.random.Generator) -> None:
+        """Called once before the first step with the run's generator (check the
+        environment, size the state); per-round policies need nothing."""
         return None
 
     @abstractmethod
@@ -84,3 +84,57 @@ class Protocol(ABC):
     def timings(self) -> dict[str, float]:
         """Seconds spent in the protocol's phases, added to the result's timings."""
         return {}
+
+
+class StepProtocol(Protocol):
+    """A protocol whose natural steps (an epoch, a batch of elicitations) span rounds.
+
+    Subclasses implement `step(env, t, rng) -> runs`: play the next natural
+    step from round t (the rounds played so far) and describe its rounds as
+    runs `(regret, reward, reps)` -- L rounds with those per-round values,
+    repeated `reps` times -- at least one round, never past the horizon.
+    `advance` writes them into the loop's arrays (a repeated run with one
+    broadcast, no temporary copies), as many rounds at a time as the loop
+    asks for; an observer that looks in the middle of a step sees the
+    protocol as the step left it.  The detection error is measured after
+    every step (`checkpoint_every` is None).  Subclasses that override
+    `start` call this one.
+    """
+
+    _runs: list = []
+    _done = 0  # rounds of the first run already handed out
+
+    def start(self, env: Any, horizon: int, rng: np.random.Generator) -> None:
+        self._runs, self._done = [], 0
+
+    @abstractmethod
+    def step(self, env: Any, t: int, rng: np.random.Generator
+             ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """Play the next step from round t: its rounds as runs (regret, reward, reps)."""
+
+    def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
+                rng: np.random.Generator) -> int:
+        if not self._runs:
+            self._runs, self._done = [run for run in self.step(env, t, rng) if run[2] > 0], 0
+        filled, room = 0, regret.shape[0]
+        while self._runs and filled < room:
+            values, gains, reps = self._runs[0]
+            period = values.shape[0]
+            total = period * reps
+            take = min(total - self._done, room - filled)
+            out, won = regret[filled:filled + take], reward[filled:filled + take]
+            if self._done == 0 and take == total:  # the whole run at once
+                out.reshape(reps, period)[:] = values
+                won.reshape(reps, period)[:] = gains
+            else:
+                rows = (self._done + np.arange(take)) % period
+                out[:], won[:] = values[rows], gains[rows]
+            filled += take
+            self._done += take
+            if self._done == total:
+                self._runs.pop(0)
+                self._done = 0
+        return filled
+
+    def checkpoint_every(self, horizon: int) -> int | None:
+        return None

@@ -43,6 +43,7 @@ class AgentLedgers:
         self.unit = f"agent {self.agent} (one reward)"
         self.statement: PrivacyStatement | None = None
         self._ledgers: dict[int, Ledger] = {}
+        self._spent = 0.0  # the maximum over the epoch ledgers
 
     def declare(self, statement: PrivacyStatement) -> None:
         """Record the guarantee stated for this agent (shown in `summary()`)."""
@@ -55,6 +56,7 @@ class AgentLedgers:
             ledger = Ledger(f"agent {self.agent}, one reward of epoch {epoch}", self.epsilon)
         ledger.charge(event)
         self._ledgers[epoch] = ledger
+        self._spent = max(self._spent, ledger.spent()[0])
 
     @property
     def releases(self) -> int:
@@ -62,7 +64,7 @@ class AgentLedgers:
 
     def epsilon_spent(self) -> float:
         """The agent's epsilon: the maximum over its epoch ledgers (parallel composition)."""
-        return max((led.spent()[0] for led in self._ledgers.values()), default=0.0)
+        return self._spent
 
     def spent(self) -> tuple[float, float]:
         """(epsilon spent, delta = 0), as a `Ledger` reports it."""

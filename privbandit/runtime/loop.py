@@ -109,7 +109,7 @@ def play(
         watching.append(ShowProgress(horizon))
     if rounds_rng is not None:
         env.reset(rounds_rng)
-    protocol.start(env, horizon)
+    protocol.start(env, horizon, rng)
     state = RunState(protocol, env, horizon)
     for observer in watching:
         observer.start(state)

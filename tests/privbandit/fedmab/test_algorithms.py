@@ -160,8 +160,11 @@ def test_bad_input_raises_named_errors(build, error, match):
 
 
 def test_exact_sampler_run_charges_epsilon_per_agent():
-    run = CDPMAB(1.0, 3000, sampler=None).simulate(small_env(m=3, k=4), np.random.default_rng(0))
-    assert "OpenDPSampler" in run.result.params["sampler"]
+    run = CDPMAB(1.0, 3000, sampler="exact").simulate(small_env(m=3, k=4),
+                                                      np.random.default_rng(0))
+    assert run.result.params["sampler"] == "exact" and run.result.privacy.float_safe
+    fast = CDPMAB(1.0, 3000).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    assert fast.result.params["sampler"] == "fast" and fast.result.privacy.float_safe is False
     assert run.result.privacy.details["per_agent_epsilon"] == pytest.approx([1.0] * 3)
 
 
