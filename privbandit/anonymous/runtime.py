@@ -19,7 +19,7 @@ from ..privacy import is_float_safe
 
 
 class Timeline:
-    """Per-round pseudo-regret and expected reward of what was played, up to the horizon."""
+    """The clock of what was played, up to the horizon, and the step's runs of rounds."""
 
     def __init__(self, horizon: int) -> None:
         self.horizon = horizon
@@ -41,14 +41,14 @@ class Timeline:
             self._values.append((env.regret(played), env.expected_reward(played), lengths[keep]))
             self.used += int(lengths.sum())
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(regret, reward), each (T,) float64; rounds never played stay 0."""
-        regret, reward = np.zeros(self.horizon), np.zeros(self.horizon)
-        if self._values:
-            reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values, strict=True))
-            regret[: lengths.sum()] = np.repeat(reg, lengths)
-            reward[: lengths.sum()] = np.repeat(rew, lengths)
-        return regret, reward
+    def take_runs(self) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """What was played since the last call, as one run of per-round (regret, expected
+        reward) for the run loop (`protocol.StepProtocol`); empty when nothing was."""
+        if not self._values:
+            return []
+        reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values, strict=True))
+        self._values = []
+        return [(np.repeat(reg, lengths), np.repeat(rew, lengths), 1)]
 
 
 class Elicitor:

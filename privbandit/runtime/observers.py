@@ -76,21 +76,21 @@ class Schedule(Observer):
 
 class Checkpoints(Schedule):
     """The detection error `env.detection_error(protocol.cluster_labels())` on the schedule,
-    when both sides have clusters: fields `cluster_error`, `cluster_error_rounds`."""
+    whenever both sides have clusters: fields `cluster_error`, `cluster_error_rounds`."""
 
     def start(self, run: RunState) -> None:
         super().start(run)
         self.rounds: list[int] = []
         self.errors: list[float] = []
-        self.active = run.env.detection_error(run.protocol.cluster_labels()) is not None
 
     def observe(self, run: RunState, t: int) -> None:
-        if self.active:
+        error = run.env.detection_error(run.protocol.cluster_labels())
+        if error is not None:
             self.rounds.append(t)
-            self.errors.append(run.env.detection_error(run.protocol.cluster_labels()))
+            self.errors.append(error)
 
     def finish(self, run: RunState, fields: dict[str, Any]) -> None:
-        if self.active:
+        if self.errors:
             fields["cluster_error"] = np.array(self.errors)
             fields["cluster_error_rounds"] = np.array(self.rounds)
 
