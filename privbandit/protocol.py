@@ -77,6 +77,11 @@ class Protocol(ABC):
         """Rounds between measurements of the detection error (None: after every step)."""
         return max(1, horizon // 100)
 
+    @property
+    def between_steps(self) -> bool:
+        """True when the rounds played so far end a natural step of the protocol."""
+        return True
+
     def privacy(self) -> PrivacyStatement:
         """The stated guarantee."""
         return NON_PRIVATE
@@ -138,3 +143,7 @@ class StepProtocol(Protocol):
 
     def checkpoint_every(self, horizon: int) -> int | None:
         return None
+
+    @property
+    def between_steps(self) -> bool:
+        return not self._runs

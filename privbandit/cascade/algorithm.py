@@ -274,6 +274,10 @@ class FederatedCascadeUCB(_CascadeAgents):
     def comm(self) -> CommLog:
         return self._log
 
+    def comm_details(self) -> dict[str, Any]:
+        """Why agents communicated: counts by trigger ("det", "auxiliary")."""
+        return {"triggers": dict(self.triggers)}
+
     def cluster_labels(self) -> np.ndarray:
         return self.server.labels()
 
@@ -332,6 +336,9 @@ class IndependentCascadeUCB(_CascadeAgents):
     @property
     def comm(self) -> CommLog:
         return self._log
+
+    def comm_details(self) -> dict[str, Any]:
+        return {"triggers": {}}  # never communicates
 
     def cluster_labels(self) -> np.ndarray:
         return np.arange(self.n_agents)

@@ -14,7 +14,6 @@ algorithm's keywords (alpha_c, alpha_d, lam, beta, beta_scale, ...; for
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -78,9 +77,7 @@ def run_cascade(
         params.pop("alpha_d", None)
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
     every = max(1, horizon // max(int(points), 1))
-    result = run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
-    comm = {**result.comm, "triggers": dict(getattr(policy, "triggers", {}))}
-    return dataclasses.replace(result, comm=comm)
+    return run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:

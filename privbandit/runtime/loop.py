@@ -83,6 +83,7 @@ def play(
     observers: Sequence[Observer] = (),
     progress: bool = False,
     algorithm: str | None = None,
+    params: dict[str, Any] | None = None,
     seed: int | None = None,
 ) -> RunResult:
     """Play `horizon` rounds of `protocol` on `env` and build the run's `RunResult`.
@@ -93,7 +94,8 @@ def play(
     detection-error checkpoints and ledger-trace points (default:
     `protocol.checkpoint_every(horizon)`); observers: more observers;
     progress: a progress line on stderr; algorithm: the name recorded
-    (default `protocol.name`); seed: the seed recorded.
+    (default `protocol.name`); params: recorded besides `protocol.params()`
+    (settings of the run around the protocol); seed: the seed recorded.
     """
     if not isinstance(protocol, Protocol):
         raise config_error("protocol", protocol, "a Protocol (a Policy, or a multi-round one)")
@@ -136,7 +138,7 @@ def play(
         observer.finish(state, fields)
     return RunResult(
         algorithm=algorithm or protocol.name,
-        params=protocol.params(),
+        params={**protocol.params(), **(params or {})},
         regret=regret,
         reward=reward,
         ledgers=[ledger.summary() for ledger in protocol.ledgers()],

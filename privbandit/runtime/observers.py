@@ -45,8 +45,9 @@ class Observer:
 
 
 class Schedule(Observer):
-    """Observations at rounds every-1, 2 every-1, ... and the last round, or after every
-    step when `every` is None; `observe(run, t)` records one (t: the round just played)."""
+    """Observations at rounds every-1, 2 every-1, ... and the last round, or, when `every`
+    is None, at the end of every natural step of the protocol (`Protocol.between_steps`)
+    and at the last round; `observe(run, t)` records one (t: the round just played)."""
 
     def __init__(self, every: int | None) -> None:
         self.every = every
@@ -57,7 +58,7 @@ class Schedule(Observer):
         self._due = self._after(-1)
 
     def _after(self, t: int) -> int:
-        """The first scheduled round after round t."""
+        """The first scheduled round after round t (a fixed schedule)."""
         if self.every is None:
             return t + 1
         return min(((t + 1) // self.every + 1) * self.every - 1, self._horizon - 1)
@@ -66,7 +67,10 @@ class Schedule(Observer):
         return None if self.every is None else self._due + 1
 
     def after_step(self, run: RunState, t: int) -> None:
-        if t - 1 >= self._due:
+        if self.every is None:
+            if run.protocol.between_steps or t == self._horizon:
+                self.observe(run, t - 1)
+        elif t - 1 >= self._due:
             self.observe(run, t - 1)
             self._due = self._after(t - 1)
 

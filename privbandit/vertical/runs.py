@@ -81,7 +81,6 @@ def run_partial_local(
     view = ActivePartyView(env, widths)
     if getattr(policy, "dim", None) != view.dim:
         raise config_error("policy", policy, f"a linear Policy of the active width d_0={view.dim}")
-    result = run(policy, view, horizon, seed, algorithm=f"partial-{policy.name}")
-    result.params["widths"] = list(view.split.widths)
-    result.params["active_share"] = view.split.active_share
-    return result
+    return run(policy, view, horizon, seed, algorithm=f"partial-{policy.name}",
+               params={"widths": list(view.split.widths),
+                       "active_share": view.split.active_share})
