@@ -68,6 +68,7 @@ class FederatedClub(Policy):
     """
 
     name = "fclub"
+    delayed_sync = DelayedSync  # FCLUB-DC's protocol (a hook for the audit's controls)
 
     def __init__(self, config: FclubConfig, *, privacy: CdpPlan | None = None,
                  observer: Observer | None = None, name: str | None = None,
@@ -96,9 +97,9 @@ class FederatedClub(Policy):
         if config.sync == "instant":
             self.sync: InstantSync | DelayedSync = InstantSync(d, config.lam, radius, self._comm)
         else:
-            self.sync = DelayedSync(d, config.lam, config.upload_threshold,
-                                    config.download_threshold, radius, self._comm, privacy,
-                                    observer)
+            self.sync = self.delayed_sync(d, config.lam, config.upload_threshold,
+                                          config.download_threshold, radius, self._comm,
+                                          privacy, observer)
         d1 = d + 1
         # per-user statistics, brought up to date at each phase start from the phase's
         # observations (kept as rows z = [x, y], so a round costs no O(d^2) update)
@@ -243,7 +244,7 @@ class FederatedClub(Policy):
 
     def _reads_raw(self, detection: bool) -> bool:
         """Whether local deletion (detection=True) or the phase uploads read raw statistics."""
-        if self.plan is None or self.plan.variant == "no-noise":
+        if self.plan is None:
             return True
         return detection and self.plan.detection == "raw"
 

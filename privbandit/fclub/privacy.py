@@ -65,17 +65,15 @@ from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
-from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
-from ..privacy import is_float_safe, sampler_name
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
 DETECTIONS = ("private", "raw")
-# "raw-trigger" and "no-noise" are the audit's positive controls (see fclub.audit)
-VARIANTS = ("correct", "raw-trigger", "no-noise")
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
 _UNIT_ROUNDOFF = 2.0**-53
@@ -101,11 +99,8 @@ class CdpPlan:
     reads noisy per-user statistics) or "raw" (the paper's rule: raw
     statistics; then the run is NOT CDP and every ledger notes it); failure:
     alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
-    clipped to [0, 1]); variant: "correct", or a positive control of the
-    audit ("raw-trigger": the upload trigger reads raw statistics;
-    "no-noise": uploaded statistics skip the noise) -- the controls still
-    claim (epsilon, delta); sampler: `privbandit.mechanisms.samplers.FAST` (simulation)
-    or an exact sampler.
+    clipped to [0, 1]); sampler: a `Sampler` or its name
+    (`privbandit.privacy.resolve_sampler`; default `DEFAULT_SAMPLER`).
 
     Privacy guarantee
     -----------------
@@ -132,8 +127,7 @@ class CdpPlan:
     detection: str = "private"
     failure: float = 0.1
     item_bound: float = 1.0
-    variant: str = "correct"
-    sampler: Sampler = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
     sigma_tree: float = field(init=False)
@@ -152,8 +146,7 @@ class CdpPlan:
         set_(self, "horizon", check_dim("horizon", self.horizon))
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))
-        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
-                              ("variant", VARIANTS)):
+        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS)):
             if getattr(self, name) not in allowed:
                 raise config_error(name, getattr(self, name), f"one of {allowed}")
         set_(self, "detection_share", _share(self.detection_share))
