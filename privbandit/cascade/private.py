@@ -129,14 +129,14 @@ class PrivateCascadeServer(CascadeServer):
     """
 
     def __init__(
-        self, n_agents: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
+        self, n_users: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
         theta_bound: float,
     ) -> None:
-        super().__init__(n_agents, dim, lam, alpha_d, clustering=True)
+        super().__init__(n_users, dim, lam, alpha_d, clustering=True)
         self.noise = noise
         self.theta_bound = theta_bound
-        self.nodes = np.zeros(self.n_agents, dtype=np.int64)
-        self.floor = np.full(self.n_agents, lam)  # lambda_min of each agent's own matrix
+        self.nodes = np.zeros(self.n_users, dtype=np.int64)
+        self.floor = np.full(self.n_users, lam)  # lambda_min of each agent's own matrix
 
     def noise_nodes(self, members: np.ndarray) -> int:
         return int(self.nodes[members].sum())
@@ -182,7 +182,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def __init__(
         self,
         dim: int,
-        n_agents: int,
+        n_users: int,
         n_items: int,
         list_len: int,
         horizon: int,
@@ -199,11 +199,11 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         theta_bound: float = 1.0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(dim, n_agents, n_items, list_len, horizon, auxiliary="pt",
+        super().__init__(dim, n_users, n_items, list_len, horizon, auxiliary="pt",
                          clustering=True, alpha_d=alpha_d, **kwargs)
         self.epsilon = check_positive("epsilon", epsilon)
-        self.delta_privacy = check_delta("delta", delta)
-        if self.delta_privacy == 0:
+        self.delta = check_delta("delta", delta)
+        if self.delta == 0:
             raise config_error("delta", delta, "a number in (0, 1) (Gaussian tree noise)")
         self.sampler = resolve_sampler(sampler)
         self.accountant = accountant
@@ -217,13 +217,13 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
             "symmetric": True, "sampler": self.sampler,
         }
         first = TreePrivatizer(shape, self.horizon, epsilon=self.epsilon,
-                               delta=self.delta_privacy, calibration=calibration,
+                               delta=self.delta, calibration=calibration,
                                paper_formula=paper_formula, **tree_args)
         # calibrated once; the other agents' trees reuse its sigma (same event)
         self.trees = [first] + [TreePrivatizer(shape, self.horizon, sigma=first.sigma, **tree_args)
-                                for _ in range(self.n_agents - 1)]
-        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta_privacy, accountant)
-                         for u in range(self.n_agents)]
+                                for _ in range(self.n_users - 1)]
+        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta, accountant)
+                         for u in range(self.n_users)]
         for ledger, tree in zip(self._ledgers, self.trees, strict=True):
             ledger.declare(self._statement(ledger.unit, {}))
             ledger.charge(tree.event)  # before any release
@@ -232,10 +232,10 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         if level >= 1:
             raise config_error("noise_level", noise_level, "a probability in (0, 1)")
         self.noise = TreeNoiseBounds(self.trees[0].sigma, self.dim,
-                                     self.horizon * self.n_agents, level)
-        self.server = PrivateCascadeServer(self.n_agents, self.dim, self.lam, alpha_d,
+                                     self.horizon * self.n_users, level)
+        self.server = PrivateCascadeServer(self.n_users, self.dim, self.lam, alpha_d,
                                            self.noise, self.theta_bound)
-        self._prefix = np.zeros((self.n_agents, self.dim + 1, self.dim + 1))
+        self._prefix = np.zeros((self.n_users, self.dim + 1, self.dim + 1))
         self._uploaded = np.zeros_like(self._prefix)
         self._eye = np.eye(self.dim)
         self._rng: np.random.Generator | None = None
@@ -248,10 +248,10 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
             return check_positive("noise_width_scale", value)
         if self.radius.beta == "lemma6":
             return self.radius.scale
-        theory = lemma6_beta(dim=self.dim, n_agents=self.n_agents, alpha_c=self.alpha_c,
+        theory = lemma6_beta(dim=self.dim, n_users=self.n_users, alpha_c=self.alpha_c,
                              list_len=self.list_len, horizon=self.horizon, lam=self.lam,
                              noise_scale=self.radius.noise_scale,
-                             theta_bound=self.radius.theta_bound, delta=self.radius.delta)
+                             theta_bound=self.radius.theta_bound, confidence=self.radius.confidence)
         return self.beta / theory
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
@@ -263,7 +263,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Feed the round's record to the agent's tree, then test the triggers on its release."""
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         observed, clicked = self._observed(items, action, feedback)
         if self._rng is None:
             raise config_error("update", "called before select", "select first (it gives rng)")
@@ -316,9 +316,9 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def _statement(self, unit: str, details: dict[str, Any]) -> PrivacyStatement:
         return PrivacyStatement(
-            Relation.RECORD, self.epsilon, self.delta_privacy, self.accountant,
+            Relation.RECORD, self.epsilon, self.delta, self.accountant,
             is_float_safe(self.sampler), unit=unit, details=details,
-            summary=f"({self.epsilon:g}, {self.delta_privacy:g})-DP for {UNIT}: every upload "
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for {UNIT}: every upload "
                     "and its timing is post-processing of the agent's tree releases")
 
     def privacy(self) -> PrivacyStatement:
@@ -330,14 +330,14 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def params(self) -> dict[str, Any]:
         return {
-            **super().params(), "epsilon": self.epsilon, "delta": self.delta_privacy,
+            **super().params(), "epsilon": self.epsilon, "delta": self.delta,
             "calibration": self.calibration, "sampler": sampler_name(self.sampler),
             "noise_level": self.noise.level, "noise_width_scale": self.noise_width_scale,
             "theta_bound": self.theta_bound,
         }
 
 
-def cdp_fedc3ucb_h(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def cdp_fedc3ucb_h(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                    **kwargs: Any) -> CDPFedC3UCBH:
     """CDP-FedC3UCB-H (see `CDPFedC3UCBH`)."""
-    return CDPFedC3UCBH(dim, n_agents, n_items, list_len, horizon, **kwargs)
+    return CDPFedC3UCBH(dim, n_users, n_items, list_len, horizon, **kwargs)

@@ -33,7 +33,7 @@ _FEDERATED = {
     "homo-dc": {"sync": "delayed", "detect": False},
 }
 _CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
-                "beta_scale", "noise_scale", "conf_delta", "theta_bound", "item_bound"}
+                "beta_scale", "noise_scale", "confidence", "theta_bound", "item_bound"}
 _PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "sampler")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
 

@@ -181,4 +181,4 @@ class HDPMAB(_EpochAlgorithm):
 def _agents(env: object) -> int:
     if not isinstance(env, MultiAgentBernoulliMAB):
         raise config_error("env", env, "a MultiAgentBernoulliMAB")
-    return env.n_agents
+    return env.n_users

@@ -117,11 +117,11 @@ class EpochProtocol(StepProtocol):
         super().start(env, horizon, rng)
         if not isinstance(env, MultiAgentBernoulliMAB):
             raise config_error("env", env, "a MultiAgentBernoulliMAB")
-        if env.n_agents != self.network.n_agents:
+        if env.n_users != self.network.n_users:
             raise config_error(
-                "env", env, f"an environment with {self.network.n_agents} agents (the network's)"
+                "env", env, f"an environment with {self.network.n_users} agents (the network's)"
             )
-        m, k = env.n_agents, env.n_arms
+        m, k = env.n_users, env.n_arms
         self.schedule = EpochSchedule.build(self.epsilon, k, horizon, self.network.n_uploaders,
                                             self.rounds)
         self._reward_rng, self._noise_rng, self._protocol_rng = rng.spawn(3)
@@ -210,7 +210,7 @@ class _State:
 
     def __init__(self, env: MultiAgentBernoulliMAB, horizon: int) -> None:
         self.env, self.horizon, self.t = env, horizon, 0
-        self.pulls = np.zeros((env.n_agents, env.n_arms), dtype=np.int64)
+        self.pulls = np.zeros((env.n_users, env.n_arms), dtype=np.int64)
         self.segments: list[Segment] = []
         self.committed: int | None = None
 
@@ -220,7 +220,7 @@ class _State:
 
     def explore(self, active: np.ndarray, n: int) -> bool:
         """Round-robin n passes over `active`; False if the horizon cuts the epoch short."""
-        m, a = self.env.n_agents, active.size
+        m, a = self.env.n_users, active.size
         block = np.ascontiguousarray(np.broadcast_to(active[:, None], (a, m)))
         left = self.horizon - self.t
         if n * a <= left:
@@ -237,13 +237,13 @@ class _State:
 
     def commit(self, arm: int) -> None:
         self.committed = arm
-        self._add(np.full((1, self.env.n_agents), arm), self.horizon - self.t)
+        self._add(np.full((1, self.env.n_users), arm), self.horizon - self.t)
 
     def _add(self, arms: np.ndarray, reps: int) -> None:
         if reps <= 0 or arms.shape[0] == 0:
             return
         self.segments.append(Segment(arms, reps))
-        np.add.at(self.pulls, (np.arange(self.env.n_agents), arms), reps)
+        np.add.at(self.pulls, (np.arange(self.env.n_users), arms), reps)
         self.t += arms.shape[0] * reps
 
     def runs(self, first: int) -> list[tuple[np.ndarray, np.ndarray, int]]:

@@ -44,9 +44,9 @@ def check_participation(p: object) -> float:
     return float(p)
 
 
-def n_participants(p: float, n_agents: int) -> int:
+def n_participants(p: float, n_users: int) -> int:
     """N = ceil(p M), with p M rounded to 9 decimals first (0.6 * 50 is 30, not 31)."""
-    return max(1, math.ceil(round(p * n_agents, 9)))
+    return max(1, math.ceil(round(p * n_users, 9)))
 
 
 class MasterWorker:
@@ -54,11 +54,11 @@ class MasterWorker:
 
     name = "master-worker"
 
-    def __init__(self, n_agents: int, participation: float, server_cost: float) -> None:
-        self.n_agents = check_count("n_agents", n_agents)
+    def __init__(self, n_users: int, participation: float, server_cost: float) -> None:
+        self.n_users = check_count("n_users", n_users)
         self.participation = check_participation(participation)
         self.server_cost = check_nonnegative("server_cost", server_cost)
-        self.n_uploaders = n_participants(self.participation, self.n_agents)
+        self.n_uploaders = n_participants(self.participation, self.n_users)
 
     def exchange(self, ybar: np.ndarray, at: int, rng: np.random.Generator, log: CommLog):
         m, a = ybar.shape
@@ -71,7 +71,7 @@ class MasterWorker:
         return Exchange(mean, 0, self.server_cost * self.n_uploaders)
 
     def announce(self, active: np.ndarray, at: int, log: CommLog) -> None:
-        log.record(DOWNLOAD, self.n_agents, self.n_agents * active.size * _LABEL, round=at)
+        log.record(DOWNLOAD, self.n_users, self.n_users * active.size * _LABEL, round=at)
 
     def describe(self) -> dict:
         return {"structure": self.name, "participation": self.participation,
@@ -86,7 +86,7 @@ class Decentralized:
     def __init__(self, graph: Graph, agent_cost: float) -> None:
         self.graph = require_connected(graph)
         self.agent_cost = check_nonnegative("agent_cost", agent_cost)
-        self.n_agents = graph.n_nodes
+        self.n_users = graph.n_nodes
         self.n_uploaders = graph.n_nodes
         self.trace: ProtocolTrace = gis_trace(graph)
 
@@ -120,7 +120,7 @@ class Hybrid:
         self.graph = graph
         self.server_cost = check_nonnegative("server_cost", server_cost)
         self.agent_cost = check_nonnegative("agent_cost", agent_cost)
-        self.n_agents = graph.n_nodes
+        self.n_users = graph.n_nodes
         self.n_uploaders = graph.n_nodes
         parts = components(graph)
         self.n_components = len(parts)
@@ -136,10 +136,10 @@ class Hybrid:
         np.add.at(sums, self._component_of, ybar)
         log.record(UPLOAD, q, q * (a + 1) * _FLOAT, round=at)
         cost = self.agent_cost * tr.link_uses + self.server_cost * q
-        return Exchange(sums.sum(axis=0) / self.n_agents, tr.slots, cost)
+        return Exchange(sums.sum(axis=0) / self.n_users, tr.slots, cost)
 
     def announce(self, active: np.ndarray, at: int, log: CommLog) -> None:
-        q, m = self.n_components, self.n_agents
+        q, m = self.n_components, self.n_users
         log.record(DOWNLOAD, q, q * active.size * _LABEL, round=at)
         if m > q:  # sinks relay the active set inside their components
             log.record(PEER, m - q, (m - q) * active.size * _LABEL, round=at)

@@ -41,7 +41,7 @@ def _manual_run(small_env, epsilon, seed=0):
 def test_every_agent_has_a_ledger_charged_once_with_its_tree(small_env):
     policy, _ = _manual_run(small_env, epsilon=4.0)
     ledgers = policy.ledgers()
-    assert len(ledgers) == policy.n_agents
+    assert len(ledgers) == policy.n_users
     for ledger, tree in zip(ledgers, policy.trees, strict=True):
         assert ledger.events == (tree.event,)
         spent, _ = ledger.spent()

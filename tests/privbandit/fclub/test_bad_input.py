@@ -20,7 +20,7 @@ CONFIG_CASES = [
     ({"sync": "eager"}, r"sync must be one of \('instant', 'delayed'\); got 'eager'"),
     ({"detect": "yes"}, r"detect must be True or False; got 'yes'"),
     ({"lam": 0.0}, r"lam must be a finite number > 0; got 0\.0"),
-    ({"conf_delta": 1.0}, r"delta must be a number in \(0, 1\); got 1\.0"),
+    ({"confidence": 1.0}, r"confidence must be a failure probability in \(0, 1\); got 1\.0"),
     ({"beta_scale": -1.0}, r"beta_scale must be a finite number >= 0; got -1\.0"),
 ]
 

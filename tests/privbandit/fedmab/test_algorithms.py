@@ -46,13 +46,13 @@ def test_run_invariants(make, eps, horizon, seed, het):
     run = algo.simulate(env, np.random.default_rng(seed))
     res = run.result
     assert isinstance(res, RunResult) and res.horizon == horizon
-    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_agents
+    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_users
     # the per-round curve rebuilt from epochs agrees with the pull counts
     assert res.total_regret == pytest.approx(float((run.pulls * env.gaps).sum()), rel=1e-9,
                                              abs=1e-9)
     assert res.regret.min() >= 0.0
     # every agent: pure epsilon-DP, never more, one release per epoch ledger
-    assert res.privacy.details["per_agent_epsilon"] == pytest.approx([eps] * env.n_agents) or (
+    assert res.privacy.details["per_agent_epsilon"] == pytest.approx([eps] * env.n_users) or (
         not run.epochs and res.privacy.details["max_agent_epsilon"] in (0.0, pytest.approx(eps)))
     for ledger in res.ledgers:
         assert ledger["epsilon_spent"] <= eps * (1 + 1e-9)
@@ -144,7 +144,7 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
         (lambda: HDPMAB(1.0, 100, None), ConfigError, "graph must be a Graph whose components"),
         (lambda: CDPMAB(1.0, 100, sampler="numpy"), InvalidParameterError,
          "sampler must be a Sampler"),
-        (lambda: MultiAgentBernoulliMAB([0.5, 1.2], n_agents=3), RewardError,
+        (lambda: MultiAgentBernoulliMAB([0.5, 1.2], n_users=3), RewardError,
          r"means must be Bernoulli reward means in \[0, 1\]; got values \[1.2\]"),
         (lambda: CDPMAB(1.0, 100).run(small_env(), 7), ConfigError,
          "rng must be a numpy.random.Generator; got 7"),
