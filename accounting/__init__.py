@@ -7,6 +7,7 @@ from .accountants import (
     Accountant,
     ApproxDPAccountant,
     ExactGaussianAccountant,
+    PLDAccountant,
     PureDPAccountant,
     RDPAccountant,
     ZCDPAccountant,
@@ -29,6 +30,7 @@ from .errors import (
 )
 from .events import (
     ComposedEvent,
+    FactorizationEvent,
     GaussianEvent,
     LaplaceEvent,
     NotDifferentiallyPrivate,
@@ -41,9 +43,10 @@ from .statement import PrivacyStatement, Relation
 
 __all__ = [
     "ACCOUNTANTS", "Accountant", "ApproxDPAccountant", "BudgetExceededError", "ComposedEvent",
-    "ExactGaussianAccountant", "GaussianEvent", "InvalidParameterError", "LaplaceEvent",
+    "ExactGaussianAccountant", "FactorizationEvent", "GaussianEvent", "InvalidParameterError",
+    "LaplaceEvent",
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
-    "PAPER_TREE_VARIANCES", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
+    "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
     "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
     "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
     "paper_tree_sigma", "register", "tree_nodes_per_record",

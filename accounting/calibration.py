@@ -1,5 +1,9 @@
 """Calibration: the smallest noise a chosen accountant certifies for a target.
 
+Every function takes its arguments in one order: `(epsilon, delta, sensitivity,
+*, ...)`, everything after the sensitivity by keyword (`releases`,
+`nodes_per_record`, `accountant`; `horizon` and `formula` for the papers' trees).
+
 A release structure is `releases` adaptive releases, each of which may be a
 tree whose record touches `nodes_per_record` nodes (ceil(log2 n) + 1 for a
 horizon of n steps); one protected record then meets releases * nodes_per_record
@@ -63,6 +67,7 @@ def calibrate_gaussian_sigma(
     epsilon: float,
     delta: float,
     l2_sensitivity: float,
+    *,
     releases: int = 1,
     nodes_per_record: int = 1,
     accountant: str | Accountant = "exact-gaussian",
@@ -72,7 +77,7 @@ def calibrate_gaussian_sigma(
     With the default exact accountant this is the analytic Gaussian mechanism
     (Balle & Wang 2018) applied to the k = releases * nodes_per_record fold
     composition: sigma = l2_sensitivity * sqrt(k) / mu*(epsilon, delta).  Any
-    other accountant that supports Gaussian releases ("zcdp", "rdp",
+    other accountant that supports Gaussian releases ("zcdp", "rdp", "pld",
     "approx-dp" or an instance) is calibrated by bisection on sigma, keeping
     the end the accountant certifies (its delta(epsilon) <= delta).
     """
@@ -92,19 +97,25 @@ def calibrate_gaussian_sigma(
 
 
 def calibrate_laplace_scale(
-    epsilon: float, l1_sensitivity: float, releases: int = 1, nodes_per_record: int = 1,
-    delta: float = 0.0, accountant: str | Accountant = "pure-dp",
+    epsilon: float,
+    delta: float,
+    l1_sensitivity: float,
+    *,
+    releases: int = 1,
+    nodes_per_record: int = 1,
+    accountant: str | Accountant = "pure-dp",
 ) -> float:
     """Smallest Laplace scale the accountant certifies (basic composition by default).
 
-    Pure DP: scale = k * l1_sensitivity / epsilon.  Other accountants that
-    support Laplace releases ("approx-dp", "zcdp", "rdp") are calibrated by
-    bisection and need delta > 0 to beat basic composition.
+    Pure DP: scale = k * l1_sensitivity / epsilon (delta is then unused: pass
+    0.0).  Other accountants that support Laplace releases ("approx-dp",
+    "zcdp", "rdp", "pld") are calibrated by bisection and need delta > 0 to
+    beat basic composition.
     """
     epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta("delta", delta)
     sens = check_positive("l1_sensitivity", l1_sensitivity)
     k = check_count("releases", releases) * check_count("nodes_per_record", nodes_per_record)
-    delta = check_delta("delta", delta)
     if isinstance(accountant, str) and accountant == "pure-dp":
         return k * sens / epsilon
     factory = _factory(accountant)
@@ -159,7 +170,7 @@ PAPER_TREE_VARIANCES: dict[str, Callable[[float, float, float, int], float]] = {
 
 
 def paper_tree_sigma(
-    epsilon: float, delta: float, l2_sensitivity: float, horizon: int, formula: str = "seed000"
+    epsilon: float, delta: float, l2_sensitivity: float, *, horizon: int, formula: str = "seed000"
 ) -> float:
     """Node noise sigma (standard deviation) a seed paper prescribes for a tree over `horizon`.
 

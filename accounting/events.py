@@ -3,7 +3,8 @@
 An event says *what noise, what sensitivity*; it never carries an epsilon.
 Events are frozen dataclasses: equal and hashable by value.  The algebra is
 add-only: single releases (Laplace, Gaussian), composition, repetition, tree
-aggregation, and the explicit `NotDifferentiallyPrivate` marker.
+aggregation, matrix factorization, and the explicit `NotDifferentiallyPrivate`
+marker.
 """
 from __future__ import annotations
 
@@ -110,6 +111,32 @@ class TreeAggregationEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class FactorizationEvent(PrivacyEvent):
+    """A matrix-factorization mechanism for prefix sums, A = B C, released as C x + z.
+
+    The whole stream of `horizon` releases (C x)_t + z_t is one Gaussian
+    mechanism on the vector C x: `release_event` is GaussianEvent(sigma,
+    clip_norm * column_norm (+ float slack)), where `column_norm` is the
+    largest column norm of the C used over the horizon (one record enters one
+    column).  Every prefix estimate B y is post-processing.  Accountants see
+    `release_event` once (Denisov, McMahan, Rush, Smith & Thakurta 2022;
+    Choquette-Choo et al. 2023).
+    """
+
+    release_event: GaussianEvent
+    column_norm: float
+    horizon: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.release_event, GaussianEvent):
+            raise UnsupportedEventError(
+                f"release_event must be a GaussianEvent (the Gaussian mechanism on C x); "
+                f"got {self.release_event!r}")
+        object.__setattr__(self, "column_norm", check_positive("column_norm", self.column_norm))
+        object.__setattr__(self, "horizon", check_count("horizon", self.horizon))
+
+
+@dataclass(frozen=True)
 class NotDifferentiallyPrivate(PrivacyEvent):
     """A release whose protection is not DP (masks, k-anonymity); `reason` names it.
 
@@ -129,7 +156,8 @@ def _require_event(name: str, value: object) -> None:
     if not isinstance(value, PrivacyEvent):
         raise UnsupportedEventError(
             f"{name} must be a PrivacyEvent (LaplaceEvent, GaussianEvent, ComposedEvent, "
-            f"RepeatedEvent, TreeAggregationEvent, NotDifferentiallyPrivate); got {value!r}"
+            f"RepeatedEvent, TreeAggregationEvent, FactorizationEvent, "
+            f"NotDifferentiallyPrivate); got {value!r}"
         )
 
 
@@ -149,6 +177,8 @@ def flatten(event: PrivacyEvent) -> list[tuple[PrivacyEvent, int]]:
             stack.append((e.event, k * e.count))
         elif isinstance(e, TreeAggregationEvent):
             stack.append((e.node_event, k * e.nodes_per_record))
+        elif isinstance(e, FactorizationEvent):
+            stack.append((e.release_event, k))
         else:
             counts[e] = counts.get(e, 0) + k
     return list(counts.items())

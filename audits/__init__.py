@@ -2,24 +2,29 @@
 
 Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
 
-    run_audit(mechanism, pairs, tester, claim, *, samples, rng, confidence=0.95,
-              name=None, pair_count=1, batch_size=None) -> AuditReport
-      mechanism(dataset, rng, n) -> n outputs (leading axis n)
+    run_audit(mechanism, pairs, claim, *, samples=100_000, rng=0, confidence=0.99,
+              tester=None, delta=None, name=None, pair_count=1, batch_size=None,
+              float_model=None, value=None) -> AuditReport
+      (or run_audit(mechanism, pairs, tester, claim, ...)); tester None = Battery()
+      mechanism(dataset, rng, n) -> n outputs (leading axis n), or a foreign object
       pairs: NeighbouringPair | sequence of them | (rng -> NeighbouringPair)
     Claim(epsilon, delta=0.0, source="");  Claim.from_event(event, delta=0.0, accountant=None)
     NeighbouringPair(dataset, neighbour, relation, description="")
-    ThresholdTester(statistic=Scalar(), candidates=256, holdout=0.2)
-    GaussianDPTester(statistic=Scalar(), candidates=256, holdout=0.2)
+    Battery(float_model=None, value=None); ThresholdTester(statistic=Auto());
+    GaussianDPTester(statistic=Auto(), on_mismatch="fallback"); EventSearchTester();
+    ClassifierTester(); FloatTester(model, value); TimingTester()
       .bound(outputs0, outputs1, *, delta, confidence) -> LowerBound
-    Scalar(), Projection(direction), LinearDiscriminant(ridge=1e-6)
+    Sampler models: NumpyLaplaceModel, InverseCDFGaussianModel, GridModel, InverseModel
+    Auto(), Scalar(), Projection(direction), LinearDiscriminant(ridge=1e-6)
     AuditReport: .verdict, .to_dict(), .to_json(), AuditReport.from_dict(d);
       format_table(reports, expected=None)
     Adapters: ReleaseAdapter(release, name, batched=True),
       OpenDPMechanism(measurement, name).claim(d_in, delta),
-      DiffprivlibMechanism(mechanism_class, name, params).claim(),
-      StreamAdapter(factory, name) with tree_factory(shape, horizon, sigma, clip_norm=...)
+      DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
+      as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
+    Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
-      suite_summary, SUITE_SAMPLES; positive controls in `privbandit.audits.controls`,
+      suite_summary; positive controls in `privbandit.audits.controls`,
       broken building blocks in `privbandit.audits.broken`; attacks in `privbandit.audits.attacks`.
 
 See docs/audits.md for the method and how to audit your own mechanism.
@@ -29,7 +34,22 @@ from importlib import import_module
 # name -> submodule.  Loaded on first use, so the pytest plugin (a submodule)
 # costs an unrelated test session next to nothing.
 _NAMES = {
+    "Auto": "statistics",
     "AuditCase": "cases",
+    "Battery": "battery",
+    "ClassifierTester": "classifier",
+    "DEFAULT_CONFIDENCE": "defaults",
+    "DEFAULT_SAMPLES": "defaults",
+    "DiffprivlibFunction": "adapters",
+    "EventSearchTester": "events",
+    "FloatTester": "floating",
+    "GridModel": "floating",
+    "InverseCDFGaussianModel": "floating",
+    "InverseModel": "floating",
+    "NumpyLaplaceModel": "floating",
+    "TesterAssumptionError": "testers",
+    "TimingTester": "timing",
+    "as_mechanism": "adapters",
     "AuditReport": "report",
     "CONSISTENT": "report",
     "Claim": "claims",
@@ -43,7 +63,6 @@ _NAMES = {
     "PairGenerator": "protocols",
     "Projection": "statistics",
     "ReleaseAdapter": "adapters",
-    "SUITE_SAMPLES": "suite",
     "Scalar": "statistics",
     "Statistic": "protocols",
     "StreamAdapter": "streams",

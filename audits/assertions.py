@@ -1,7 +1,8 @@
 """Assertions for tests of privacy code, failing with messages a user can act on.
 
     assert_consistent(mechanism, pair_generator, claimed, *, samples="quick", confidence=0.99,
-                      rng=0, tester=None, delta=None, pair_count=1, name=None) -> AuditReport
+                      rng=0, tester=None, delta=None, pair_count=1, name=None,
+                      float_model=None, value=None) -> AuditReport
     assert_charged(ledger, events, *, rel_tol=1e-9) -> None
     assert_lossless(mask, contexts, *, rel_tol=1e-9) -> None
     resolve_samples(spec) -> int          # "quick" | "full" | int >= 4
@@ -15,7 +16,6 @@ pair for CI, `FULL_SAMPLES` for nightly runs; the pytest plugin's
 from __future__ import annotations
 
 import math
-import numbers
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -23,17 +23,16 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.accountants import Accountant
-from privbandit.accounting.errors import InvalidParameterError, invalid
+from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import NotDifferentiallyPrivate, PrivacyEvent, flatten
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.validation import check_count, check_nonnegative
 
-from .claims import Claim, NeighbouringPair
+from .claims import NeighbouringPair
+from .defaults import DEFAULT_CONFIDENCE, coerce_claim, coerce_rng
 from .report import AuditReport
 from .runner import run_audit
 from .samples import FULL_SAMPLES, QUICK_SAMPLES, SAMPLE_PRESETS, parse_samples  # noqa: F401 (re-exported)
-from .statistics import LinearDiscriminant
-from .testers import ThresholdTester
 
 
 def resolve_samples(spec: object) -> int:
@@ -59,25 +58,30 @@ def assert_consistent(
     claimed: Any,
     *,
     samples: "int | str" = "quick",
-    confidence: float = 0.99,
+    confidence: float = DEFAULT_CONFIDENCE,
     rng: "np.random.Generator | int" = 0,
     tester: Any = None,
     delta: "float | None" = None,
     pair_count: int = 1,
     name: "str | None" = None,
+    float_model: Any = None,
+    value: Any = None,
 ) -> AuditReport:
     """Audit `mechanism` on neighbouring pairs; fail when the data refute `claimed`.
 
-    - `mechanism(dataset, rng, n) -> n outputs` along axis 0 (wrap a
-      `release(value, rng)` object with `privbandit.audits.ReleaseAdapter`).
+    - `mechanism(dataset, rng, n) -> n outputs` along axis 0, or a foreign
+      object `run_audit` wraps (an OpenDP measurement, a diffprivlib
+      mechanism, an object with `release(value, rng)`; `ReleaseAdapter`
+      batches the latter).
     - `pair_generator`: `rng -> NeighbouringPair`, called `pair_count` times,
       or simply one `NeighbouringPair` or a sequence of them (as
       `privbandit.audits.run_audit` takes them).
     - `claimed`: an `privbandit.audits.Claim`, an epsilon, an (epsilon, delta) tuple, or a
       privacy event read through an accountant at `delta` (default 0).
-    - `tester`: default `ThresholdTester(LinearDiscriminant())`, which assumes
-      nothing about the mechanism; `GaussianDPTester` is far tighter for
-      additive Gaussian noise.
+    - `tester`: None (default) runs the battery of `privbandit.audits.battery`
+      (threshold, event search, Gaussian-DP with its shape check, the
+      classifier for vectors, float reachability given `float_model`), the
+      failure probability split among them; or any one tester.
     - `rng`: a Generator or a seed (default 0): same seed, same verdict.
 
     Fails (AssertionError with the audit report) when the lower bound on
@@ -86,18 +90,13 @@ def assert_consistent(
     sees the pairs and the statistic it is given.  Returns the report.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
-    if not callable(mechanism):
-        hint = (" (it has release(value, rng): pass audits.ReleaseAdapter(mechanism.release))"
-                if callable(getattr(mechanism, "release", None)) else "")
-        raise invalid("mechanism", mechanism, "a callable (dataset, rng, n) -> n outputs" + hint)
     _check_pairs(pair_generator)
-    claim = _claim(claimed, delta)
-    generator = _generator(rng)
-    if tester is None:
-        tester = ThresholdTester(LinearDiscriminant())
+    claim = coerce_claim(claimed, delta, "claimed")
+    generator = coerce_rng(rng)
     report = run_audit(
-        mechanism, pair_generator, tester, claim, samples=resolve_samples(samples),
+        mechanism, pair_generator, claim, tester=tester, samples=resolve_samples(samples),
         rng=generator, confidence=confidence, name=name, pair_count=pair_count,
+        float_model=float_model, value=value,
     )
     if report.violation:
         raise ClaimRefuted(_violation_message(report, rng), report)
@@ -112,34 +111,6 @@ def _check_pairs(pairs: Any) -> None:
         return
     raise invalid("pair_generator", pairs, "rng -> NeighbouringPair, a NeighbouringPair or a "
                   "non-empty list of them")
-
-
-def _claim(claimed: Any, delta: "float | None") -> Claim:
-    if isinstance(claimed, Claim):
-        if delta is not None:
-            raise invalid("delta", delta, "None when claimed is a Claim (it carries its delta)")
-        return claimed
-    if isinstance(claimed, PrivacyEvent):
-        at = 0.0 if delta is None else delta
-        try:
-            return Claim.from_event(claimed, at)
-        except InvalidParameterError:  # infinite epsilon: not pure DP, and delta too small
-            raise invalid("delta", delta, f"a delta in (0, 1) at which {claimed!r} has a finite "
-                          "epsilon (it is not pure epsilon-DP)") from None
-    if isinstance(claimed, tuple) and len(claimed) == 2 and delta is None:
-        return Claim(claimed[0], claimed[1], "claimed (epsilon, delta)")
-    if isinstance(claimed, numbers.Real) and not isinstance(claimed, bool):
-        return Claim(claimed, 0.0 if delta is None else delta, "claimed epsilon")
-    raise invalid("claimed", claimed,
-                  "an audits.Claim, an epsilon, an (epsilon, delta) tuple or a PrivacyEvent")
-
-
-def _generator(rng: object) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise invalid("rng", rng, "a numpy.random.Generator or a seed (an int >= 0)")
 
 
 def _violation_message(r: AuditReport, rng: object) -> str:
@@ -178,14 +149,7 @@ def _seed_text(rng: object) -> str:
 
 
 def _evidence(d: dict) -> str:
-    keys = ("region", "threshold", "favoured_input", "p_favoured_lower", "p_other_upper")
-    if not all(k in d for k in keys):
-        return ""
-    other = "dataset" if d["favoured_input"] == "neighbour" else "neighbour"
-    stat = d.get("statistic", "statistic")
-    return (f"{stat} region {d['region'].replace('t', format(d['threshold'], '.4g'))} has "
-            f"probability >= {d['p_favoured_lower']:.4g} on the {d['favoured_input']} and "
-            f"<= {d['p_other_upper']:.4g} on the {other}")
+    return str(d.get("evidence", ""))
 
 
 # -- assert_charged -------------------------------------------------------------------------

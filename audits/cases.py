@@ -1,14 +1,20 @@
-"""The standard audit cases: every DP mechanism of `mechanisms/` and two foreign ones.
+"""The standard audit cases: every DP mechanism of `mechanisms/` and foreign ones.
 
-    AuditCase(name, mechanism, pair, tester, claim, control=False, note="")
-    mechanism_cases(exact=True) -> list[AuditCase]   # ours: fast sampler, + exact if asked
+    AuditCase(name, mechanism, pair, tester, claim, control=False, note="", samples=None,
+              float_model=None, value=None)
+    mechanism_cases(exact=True) -> list[AuditCase]   # ours: float-safe default, + exact if asked
     foreign_cases() -> list[AuditCase]               # OpenDP and diffprivlib adapters
 
-Each case fixes a worst-case-style neighbouring pair, the statistic that
-separates it (projection onto the canary's direction, or a fitted linear
-discriminant for a stream of releases), the tester (Gaussian-DP for Gaussian
-noise, threshold otherwise) and the claim read from the mechanism's own
-`event` through an accountant.  `privbandit.audits.controls` holds the broken twins.
+Each case fixes a worst-case-style neighbouring pair and the claim read from
+the mechanism's own `event` through an accountant; the tester is None (the
+default battery of `privbandit.audits.battery`), with the floating-point
+reachability model of the mechanism's sampler where one is known.  A case
+has its own sample budget (`samples`, None: `DEFAULT_SAMPLES`): cases whose
+every draw goes through OpenDP use `EXACT_SAMPLES`.  `control` marks cases
+expected to be rejected: the broken twins of `privbandit.audits.controls`,
+and foreign mechanisms that add textbook floating-point noise (diffprivlib's
+Laplace, Gaussian and the tools built on them), which the float-bit events
+catch (Mironov 2012).
 """
 from __future__ import annotations
 
@@ -19,22 +25,23 @@ import numpy as np
 
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
 from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
-from privbandit.mechanisms.laplace import LaplaceMeans
-from privbandit.mechanisms.samplers import EXACT, FAST
+from privbandit.mechanisms.laplace import LaplaceMeans, pairwise_mean
+from privbandit.mechanisms.samplers import EXACT, GRID
 from privbandit.mechanisms.tree import TreePrivatizer
 
-from .adapters import DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
+from .adapters import DiffprivlibFunction, DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
 from .claims import Claim, NeighbouringPair
-from .statistics import LinearDiscriminant, Projection, Scalar
+from .floating import model_for
 from .streams import StreamAdapter, tree_factory
-from .testers import GaussianDPTester, ThresholdTester
 
 DELTA = 1e-5
+# Runs per side where every draw goes through OpenDP (~10-20 us per entry).
+EXACT_SAMPLES = 5000
 
 
 @dataclass(frozen=True, eq=False)
 class AuditCase:
-    """One audit to run: `control` cases are deliberately broken and must be rejected."""
+    """One audit to run: `control` cases are expected to be rejected."""
 
     name: str
     mechanism: Any
@@ -43,6 +50,9 @@ class AuditCase:
     claim: Claim
     control: bool = False
     note: str = ""
+    samples: "int | None" = None
+    float_model: Any = None
+    value: Any = None
 
 
 # -- pairs ------------------------------------------------------------------------------
@@ -82,27 +92,35 @@ def _unit_gram(dim: int) -> np.ndarray:
 
 
 # -- our mechanisms -----------------------------------------------------------------------
+def _budget(sampler) -> "int | None":
+    return EXACT_SAMPLES if sampler is EXACT else None
+
+
 def laplace_means_case(sampler, tag: str) -> AuditCase:
     mech = LaplaceMeans(1.0, 0.0, 1.0, 10, sampler=sampler)
     return AuditCase(f"LaplaceMeans eps=1 [{tag}]", ReleaseAdapter(mech.release, "laplace-means"),
-                     means_pair(), ThresholdTester(Projection(np.eye(3)[0])),
-                     Claim.from_event(mech.event))
+                     means_pair(), None, Claim.from_event(mech.event), samples=_budget(sampler),
+                     float_model=model_for(sampler, mech.scale), value=pairwise_mean)
 
 
 def gaussian_vector_case(sampler, tag: str) -> AuditCase:
     mech = GaussianVector.from_privacy(1.0, DELTA, 1.0, sampler=sampler)
     return AuditCase(f"GaussianVector (1,1e-5) [{tag}]",
-                     ReleaseAdapter(mech.release, "gaussian-vector"), vector_pair(CANARY),
-                     GaussianDPTester(Projection(CANARY)), Claim.from_event(mech.event, DELTA))
+                     ReleaseAdapter(mech.release, "gaussian-vector"), vector_pair(CANARY), None,
+                     Claim.from_event(mech.event, DELTA), samples=_budget(sampler),
+                     float_model=model_for(sampler, kind="gaussian"))
 
 
 def symmetric_matrix_case(sampler, tag: str) -> AuditCase:
     mech = SymmetricGaussianMatrix.from_privacy(1.0, DELTA, 1.0, sampler=sampler)
     gram = _unit_gram(3)
     pair = NeighbouringPair(np.zeros((3, 3)), gram, "record-level: one x x^T added, |x| = 1")
+    # released one matrix at a time: a smaller budget keeps it quick
     return AuditCase(f"SymmetricGaussianMatrix (1,1e-5) [{tag}]",
                      ReleaseAdapter(mech.release, "symmetric-gaussian", batched=False), pair,
-                     GaussianDPTester(Projection(gram)), Claim.from_event(mech.event, DELTA))
+                     None, Claim.from_event(mech.event, DELTA),
+                     samples=EXACT_SAMPLES if sampler is EXACT else 20_000,
+                     float_model=model_for(sampler, kind="gaussian"))
 
 
 def tree_case(sampler, tag: str, horizon: int = 16, epsilon: float = 4.0) -> AuditCase:
@@ -110,8 +128,8 @@ def tree_case(sampler, tag: str, horizon: int = 16, epsilon: float = 4.0) -> Aud
     mech = StreamAdapter(tree_factory((2,), horizon, ref.sigma, clip_norm=1.0, sampler=sampler),
                          "tree-privatizer")
     return AuditCase(f"TreePrivatizer T={horizon} ({epsilon:g},1e-5) [{tag}]", mech,
-                     stream_pair(horizon, CANARY), GaussianDPTester(LinearDiscriminant()),
-                     Claim.from_event(ref.event, DELTA))
+                     stream_pair(horizon, CANARY), None, Claim.from_event(ref.event, DELTA),
+                     samples=_budget(sampler), float_model=model_for(sampler, kind="gaussian"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,39 +154,77 @@ def anonymous_laplace_case(sampler, tag: str, threshold: int = 5) -> AuditCase:
 
     pair = NeighbouringPair(0.0, 1.0, "record-level: one user's reward in one round (0 vs 1)")
     return AuditCase(f"KAnonymousAggregator+Laplace eps=1 [{tag}]",
-                     AggregateRound(aggregator_for), pair, ThresholdTester(Scalar()),
-                     Claim.from_event(aggregator_for(0.0).event))
+                     AggregateRound(aggregator_for), pair, None,
+                     Claim.from_event(aggregator_for(0.0).event), samples=_budget(sampler),
+                     float_model=model_for(sampler))
 
 
 def mechanism_cases(exact: bool = True) -> list[AuditCase]:
-    """Every DP mechanism of `mechanisms/` with the fast sampler, and with the exact one."""
-    samplers = [(FAST, "numpy")] + ([(EXACT, "opendp")] if exact else [])
+    """Every DP mechanism of `mechanisms/` with the float-safe default sampler (and exact)."""
+    samplers = [(GRID, "grid")] + ([(EXACT, "opendp")] if exact else [])
     builders = (laplace_means_case, gaussian_vector_case, symmetric_matrix_case, tree_case,
                 anonymous_laplace_case)
     return [build(s, tag) for s, tag in samplers for build in builders]
 
 
 # -- foreign mechanisms ---------------------------------------------------------------------
+def _exponential_params(utility) -> dict:
+    """diffprivlib's Exponential: the dataset is the utility of candidates a, b, c, d."""
+    return {"epsilon": 1.0, "sensitivity": 1.0, "utility": list(np.asarray(utility, float)),
+            "candidates": ["a", "b", "c", "d"]}
+
+
 def foreign_cases() -> list[AuditCase]:
-    """OpenDP's Laplace and Gaussian measurements, diffprivlib's Laplace and analytic Gaussian."""
+    """OpenDP's exact measurements and a chain; diffprivlib's float-safe and float mechanisms."""
     import opendp.prelude as dp
-    from diffprivlib.mechanisms import GaussianAnalytic, Laplace
+    from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Geometric, Laplace, Snapping
+    from diffprivlib.tools import mean
 
     dp.enable_features("contrib")
     scalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     pair = NeighbouringPair(0.0, 1.0, "scalar inputs at distance 1 (the sensitivity)")
     od_lap = OpenDPMechanism(dp.m.make_laplace(*scalar, scale=1.0), "opendp make_laplace")
     od_gauss = OpenDPMechanism(dp.m.make_gaussian(*scalar, scale=1.0), "opendp make_gaussian")
+    chain = (dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                             dp.symmetric_distance(), bounds=(0.0, 1.0))
+             >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.0))
+    od_chain = OpenDPMechanism(chain, "opendp clamp >> sum >> laplace")
+    chain_pair = NeighbouringPair([0.5, 0.5, 1.0], [0.5, 0.5], "add/remove one record in [0, 1]",
+                                  "record 1.0 removed")
     dl_lap = DiffprivlibMechanism(Laplace, "diffprivlib Laplace",
                                   {"epsilon": 1.0, "sensitivity": 1.0})
     dl_gauss = DiffprivlibMechanism(GaussianAnalytic, "diffprivlib GaussianAnalytic",
                                     {"epsilon": 1.0, "delta": DELTA, "sensitivity": 1.0})
+    dl_snap = DiffprivlibMechanism(Snapping, "diffprivlib Snapping", {
+        "epsilon": 1.0, "sensitivity": 1.0, "lower": -10.0, "upper": 10.0})
+    dl_geo = DiffprivlibMechanism(Geometric, "diffprivlib Geometric",
+                                  {"epsilon": 1.0, "sensitivity": 1})
+    dl_exp = DiffprivlibMechanism(Exponential, "diffprivlib Exponential", _exponential_params,
+                                  value=False, sample_input=[0.0, 0.0, 0.0, 0.0])
+    exp_pair = NeighbouringPair([0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0],
+                                "utilities of sensitivity 1", "utility of a: 0 -> 1")
+    dl_mean = DiffprivlibFunction(mean, "diffprivlib tools.mean", {"epsilon": 1.0,
+                                                                  "bounds": (0.0, 1.0)})
+    mean_pair = NeighbouringPair([0.0] * 4, [0.0] * 3 + [1.0], "replace-one record in [0, 1]",
+                                 "record 3: 0 -> 1")
+    unsafe = "textbook floating-point noise: the float-bit events catch it (Mironov 2012)"
     return [
-        AuditCase("opendp make_laplace scale=1", od_lap, pair, ThresholdTester(),
-                  od_lap.claim(1.0)),
-        AuditCase("opendp make_gaussian scale=1", od_gauss, pair, GaussianDPTester(),
-                  od_gauss.claim(1.0, DELTA)),
-        AuditCase("diffprivlib Laplace eps=1", dl_lap, pair, ThresholdTester(), dl_lap.claim()),
-        AuditCase("diffprivlib GaussianAnalytic (1,1e-5)", dl_gauss, pair, GaussianDPTester(),
-                  dl_gauss.claim()),
+        AuditCase("opendp make_laplace scale=1", od_lap, pair, None, od_lap.claim(1.0),
+                  samples=EXACT_SAMPLES),
+        AuditCase("opendp make_gaussian scale=1", od_gauss, pair, None,
+                  od_gauss.claim(1.0, DELTA), samples=EXACT_SAMPLES),
+        AuditCase("opendp clamp>>sum>>laplace", od_chain, chain_pair, None, od_chain.claim(1),
+                  samples=EXACT_SAMPLES),
+        AuditCase("diffprivlib Snapping eps=1", dl_snap, pair, None, dl_snap.claim(),
+                  samples=20_000),
+        AuditCase("diffprivlib Geometric eps=1", dl_geo, NeighbouringPair(0, 1, "counts, +1"),
+                  None, dl_geo.claim(), samples=20_000),
+        AuditCase("diffprivlib Exponential eps=1", dl_exp, exp_pair, None, dl_exp.claim(),
+                  samples=20_000),
+        AuditCase("diffprivlib Laplace eps=1 (float)", dl_lap, pair, None, dl_lap.claim(),
+                  control=True, note=unsafe, samples=20_000),
+        AuditCase("diffprivlib GaussianAnalytic (float)", dl_gauss, pair, None, dl_gauss.claim(),
+                  control=True, note=unsafe, samples=20_000),
+        AuditCase("diffprivlib tools.mean eps=1 (float)", dl_mean, mean_pair, None,
+                  dl_mean.claim(), control=True, note=unsafe, samples=20_000),
     ]

@@ -1,22 +1,32 @@
 """`run_audit`: run any mechanism on neighbouring inputs and bound its epsilon.
 
-    run_audit(mechanism, pairs, tester, claim, *, samples, rng,
-              confidence=0.95, name=None, pair_count=1, batch_size=None)
-        -> AuditReport
+    run_audit(mechanism, pairs, claim, *, samples=None, rng=0, confidence=0.99,
+              tester=None, delta=None, name=None, pair_count=1, batch_size=None,
+              float_model=None, value=None) -> AuditReport
+    run_audit(mechanism, pairs, tester, claim, ...)       # the explicit-tester form
 
 - `mechanism(dataset, rng, n) -> outputs`: n independent runs, leading axis n
   (a plain callable: an adapter, a bandit transcript builder, a broken
-  control).  The audit layer never looks inside it.
+  control).  Foreign objects are wrapped for you (`as_mechanism`): an OpenDP
+  measurement, a diffprivlib mechanism (or its `randomise`), an object with
+  `release(value, rng)`; anything else gets a message naming the adapter.
 - `pairs`: one `NeighbouringPair`, a sequence of them, or a generator
   `pairs(rng) -> NeighbouringPair` called `pair_count` times.
-- `tester`: `ThresholdTester`, `GaussianDPTester` or anything with
-  `bound(outputs0, outputs1, *, delta, confidence) -> LowerBound`.
-- `claim`: the `Claim` under test; its delta is the delta the tester bounds at.
+- `claim`: a `Claim`, an epsilon, an (epsilon, delta) tuple or a privacy
+  event (read at `delta`); its delta is the delta the testers bound at.
+- `tester`: None (the default battery, `privbandit.audits.battery`) or any
+  object with `bound(outputs0, outputs1, *, delta, confidence) -> LowerBound`.
+  `float_model` (and `value`) add the floating-point reachability tester to
+  the battery (`privbandit.audits.floating`).
+- `samples`: runs per side of each pair (default `DEFAULT_SAMPLES` = 100,000).
+- `rng`: a Generator or an int seed (default 0).
 
 Each side of each pair draws `samples` runs from its own child generator
 (`rng.spawn`), so reports are reproducible bit for bit from the seed.  With m
 pairs each is tested at confidence 1 - (1 - confidence) / m (union bound) and
 the largest lower bound is reported, so it still holds at `confidence`.
+Outputs that are not numbers (labels, candidates) are mapped to the indices
+of their sorted distinct values, shared by both sides (`details["categories"]`).
 """
 from __future__ import annotations
 
@@ -30,7 +40,10 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count
 from privbandit.mechanisms.errors import ShapeError
 
-from .claims import Claim, NeighbouringPair
+from .adapters import as_mechanism
+from .battery import Battery
+from .claims import NeighbouringPair
+from .defaults import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, coerce_claim, coerce_rng
 from .report import AuditReport
 from .testers import LowerBound, check_confidence
 
@@ -38,26 +51,35 @@ Mechanism = Callable[[Any, np.random.Generator, int], Any]
 
 
 def run_audit(
-    mechanism: Mechanism,
+    mechanism: Any,
     pairs: "NeighbouringPair | Sequence[NeighbouringPair] | Callable",
-    tester: Any,
-    claim: Claim,
-    *,
-    samples: int,
-    rng: np.random.Generator,
-    confidence: float = 0.95,
+    *args: Any,
+    claim: Any = None,
+    tester: Any = None,
+    samples: "int | None" = None,
+    rng: "np.random.Generator | int" = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    delta: "float | None" = None,
     name: "str | None" = None,
     pair_count: int = 1,
     batch_size: "int | None" = None,
+    float_model: Any = None,
+    value: Any = None,
 ) -> AuditReport:
     """Audit `mechanism` against `claim`; see the module docstring."""
-    if not callable(mechanism):
-        raise invalid("mechanism", mechanism, "a callable (dataset, rng, n) -> n outputs")
-    if not isinstance(claim, Claim):
-        raise invalid("claim", claim, "an audits.Claim")
-    if not isinstance(rng, np.random.Generator):
-        raise invalid("rng", rng, "a numpy.random.Generator")
-    samples = check_count("samples", samples, minimum=4)
+    tester, claim = _tester_and_claim(args, tester, claim)
+    claim = coerce_claim(claim, delta)
+    mechanism = as_mechanism(mechanism)
+    if tester is None:
+        tester = Battery(float_model, value)
+    elif not callable(getattr(tester, "bound", None)):
+        raise invalid("tester", tester, "None (the default battery) or an object with "
+                      "bound(outputs0, outputs1, *, delta, confidence)")
+    elif float_model is not None:
+        raise invalid("float_model", float_model, "None when an explicit tester is given "
+                      "(use FloatTester(model) as the tester)")
+    rng = coerce_rng(rng)
+    samples = DEFAULT_SAMPLES if samples is None else check_count("samples", samples, minimum=4)
     confidence = check_confidence(confidence)
     if batch_size is not None:
         batch_size = check_count("batch_size", batch_size)
@@ -65,12 +87,19 @@ def run_audit(
     pair_list = _pairs(pairs, check_count("pair_count", pair_count), rng)
     per_pair = 1.0 - (1.0 - confidence) / len(pair_list)
     results: list[tuple[NeighbouringPair, LowerBound]] = []
+    categories: list = []
     for pair, (rng0, rng1) in zip(pair_list, (rng.spawn(2) for _ in pair_list), strict=True):
         out0 = _draw(mechanism, pair.dataset, rng0, samples, batch_size)
         out1 = _draw(mechanism, pair.neighbour, rng1, samples, batch_size)
-        results.append((pair, tester.bound(out0, out1, delta=claim.delta, confidence=per_pair)))
+        out0, out1, categories = _encode(out0, out1)
+        kwargs = {"inputs": (pair.dataset, pair.neighbour)} if getattr(
+            tester, "needs_inputs", False) else {}
+        results.append((pair, tester.bound(out0, out1, delta=claim.delta, confidence=per_pair,
+                                           **kwargs)))
     best_pair, best = max(results, key=lambda r: r[1].epsilon)
     details = dict(best.details)
+    if categories:
+        details["categories"] = [str(c) for c in categories[:50]]
     if len(results) > 1:
         details["per_pair"] = [
             {"pair": p.description, "epsilon_lower_bound": b.epsilon} for p, b in results
@@ -82,8 +111,8 @@ def run_audit(
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         claim_source=claim.source,
-        tester=getattr(tester, "name", type(tester).__name__),
-        assumptions=getattr(tester, "assumptions", ""),
+        tester=getattr(best, "tester", "") or getattr(tester, "name", type(tester).__name__),
+        assumptions=best.assumptions or getattr(tester, "assumptions", ""),
         epsilon_lower_bound=float(best.epsilon),
         confidence=confidence,
         samples_per_side=samples,
@@ -91,6 +120,25 @@ def run_audit(
         wall_time_s=time.perf_counter() - start,
         details=details,
     )
+
+
+def _tester_and_claim(args: tuple, tester: Any, claim: Any) -> tuple[Any, Any]:
+    """run_audit(m, pairs, claim) or run_audit(m, pairs, tester, claim), or keywords."""
+    if len(args) > 2:
+        raise invalid("arguments", args, "(claim) or (tester, claim) after mechanism and pairs")
+    if len(args) == 2:
+        if tester is not None or claim is not None:
+            raise invalid("tester", tester, "given once (positionally or by keyword)")
+        return args
+    if len(args) == 1:
+        if claim is not None:
+            if tester is not None:
+                raise invalid("tester", tester, "given once (positionally or by keyword)")
+            return args[0], claim
+        return tester, args[0]
+    if claim is None:
+        raise invalid("claim", None, "given: a Claim, an epsilon, (epsilon, delta) or an event")
+    return tester, claim
 
 
 def _pairs(pairs, count: int, rng: np.random.Generator) -> list[NeighbouringPair]:
@@ -113,7 +161,16 @@ def _pairs(pairs, count: int, rng: np.random.Generator) -> list[NeighbouringPair
 def _draw(mechanism, dataset, rng, n: int, batch_size: "int | None") -> np.ndarray:
     sizes = [n] if batch_size is None else [min(batch_size, n - i) for i in range(0, n, batch_size)]
     streams = rng.spawn(len(sizes))
-    chunks = [np.asarray(mechanism(dataset, g, k)) for g, k in zip(streams, sizes, strict=True)]
+    try:
+        chunks = [np.asarray(mechanism(dataset, g, k)) for g, k in zip(streams, sizes,
+                                                                         strict=True)]
+    except TypeError as err:
+        raise TypeError(
+            f"mechanism {_name(mechanism)} failed when called as mechanism(dataset, rng, n): "
+            f"{err}.  An audit mechanism returns n runs along axis 0; wrap other objects with "
+            "ReleaseAdapter(obj.release), StreamAdapter(factory), OpenDPMechanism(measurement), "
+            "DiffprivlibMechanism(cls, params=...) or DiffprivlibFunction(tool, params=...)"
+        ) from err
     for chunk, k in zip(chunks, sizes, strict=True):
         if chunk.ndim == 0 or chunk.shape[0] != k:
             raise ShapeError(
@@ -121,6 +178,17 @@ def _draw(mechanism, dataset, rng, n: int, batch_size: "int | None") -> np.ndarr
                 f"n={k}; it must return n runs along axis 0"
             )
     return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+
+
+def _encode(out0: np.ndarray, out1: np.ndarray):
+    """Non-numeric outputs as indices into their sorted distinct values (shared by both sides)."""
+    if out0.dtype.kind in "biuf" and out1.dtype.kind in "biuf":
+        return out0, out1, []
+    pooled = np.concatenate([out0.ravel(), out1.ravel()]).astype(str)
+    categories, index = np.unique(pooled, return_inverse=True)
+    codes = index.astype(float)
+    return (codes[: out0.size].reshape(out0.shape), codes[out0.size:].reshape(out1.shape),
+            list(categories))
 
 
 def _name(mechanism) -> str:

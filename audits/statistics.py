@@ -13,6 +13,8 @@ independent of every choice the tester makes.
 - `LinearDiscriminant(ridge)`: the projection direction fitted on the selection
   half, Sigma^-1 (m1 - m0) with a small ridge; the likelihood-ratio test for two
   Gaussians with one covariance, and a strong generic choice otherwise.
+- `Auto()` (the testers' default): `Scalar` when each run releases one
+  number, else `LinearDiscriminant`.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ class Scalar:
     name: str = "scalar"
 
     def fit(self, selection0: np.ndarray, selection1: np.ndarray) -> ScalarMap:
-        return _scalar
+        return self
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return _scalar(outputs)
@@ -115,3 +117,15 @@ class LinearDiscriminant:
         if not np.any(w):
             w = np.ones_like(gap)  # no signal on the selection part: any direction will do
         return Projection(w / np.linalg.norm(w), name=self.name)
+
+
+@dataclass(frozen=True)
+class Auto:
+    """`Scalar` for one number per run, else `LinearDiscriminant` (decided by the shape)."""
+
+    name: str = "auto"
+
+    def fit(self, selection0: np.ndarray, selection1: np.ndarray) -> ScalarMap:
+        if _rows(selection0).shape[1] == 1:
+            return Scalar()
+        return LinearDiscriminant().fit(selection0, selection1)

@@ -1,14 +1,17 @@
 """Run a list of `AuditCase`s and judge the outcome.
 
-    run_cases(cases, *, samples, rng, confidence=0.99) -> list[AuditReport]
+    run_cases(cases, *, samples=None, rng=0, confidence=0.99) -> list[AuditReport]
     suite_failures(cases, reports) -> list[str]   # empty when all is as expected
     suite_summary(cases, reports) -> dict         # JSON: reports, expectations, failures
     standard_suite(exact=True, foreign=True, controls=True) -> list[AuditCase]
 
 A correct mechanism fails the suite when it is found in violation; a control
 fails it when it is *not* rejected (the audit lacked power at that sample
-count).  Every case draws from its own child generator, so the whole suite is
-reproducible from one seed (except OpenDP's draws, which cannot be seeded).
+count).  Each case runs at its own budget (`AuditCase.samples`, None:
+`DEFAULT_SAMPLES`) unless `samples` overrides them all, with its tester (None:
+the default battery) and its float model.  Every case draws from its own
+child generator, so the whole suite is reproducible from one seed (except
+OpenDP's draws, which cannot be seeded).
 """
 from __future__ import annotations
 
@@ -18,16 +21,14 @@ import numpy as np
 
 from .cases import AuditCase, foreign_cases, mechanism_cases
 from .controls import control_cases
+from .defaults import DEFAULT_CONFIDENCE, coerce_rng
 from .report import CONSISTENT, VIOLATION, AuditReport
 from .runner import run_audit
-
-# Runs per side at which the suite (and `privbandit audit`) rejects every control.
-SUITE_SAMPLES = 4000
 
 
 def standard_suite(exact: bool = True, foreign: bool = True,
                    controls: bool = True) -> list[AuditCase]:
-    """Our mechanisms (fast, and exact if asked), the foreign adapters, the controls."""
+    """Our mechanisms (float-safe default, and exact if asked), the foreign ones, the controls."""
     cases = mechanism_cases(exact=exact)
     if foreign:
         cases += foreign_cases()
@@ -36,14 +37,24 @@ def standard_suite(exact: bool = True, foreign: bool = True,
     return cases
 
 
-def run_cases(cases: "list[AuditCase]", *, samples: int, rng: np.random.Generator,
-              confidence: float = 0.99) -> list[AuditReport]:
+def run_case(case: AuditCase, *, samples: "int | None" = None,
+             rng: "np.random.Generator | int" = 0,
+             confidence: float = DEFAULT_CONFIDENCE) -> AuditReport:
+    """One case at `samples` runs per side (None: the case's own budget)."""
+    budget = samples if samples is not None else case.samples
+    return run_audit(case.mechanism, case.pair, case.claim, tester=case.tester, samples=budget,
+                     rng=rng, confidence=confidence, name=case.name,
+                     float_model=case.float_model if case.tester is None else None,
+                     value=case.value)
+
+
+def run_cases(cases: "list[AuditCase]", *, samples: "int | None" = None,
+              rng: "np.random.Generator | int" = 0,
+              confidence: float = DEFAULT_CONFIDENCE) -> list[AuditReport]:
     """One audit per case, each from its own child of `rng`."""
-    return [
-        run_audit(c.mechanism, c.pair, c.tester, c.claim, samples=samples, rng=g,
-                  confidence=confidence, name=c.name)
-        for c, g in zip(cases, rng.spawn(len(cases)), strict=True)
-    ]
+    streams = coerce_rng(rng).spawn(len(cases))
+    return [run_case(c, samples=samples, rng=g, confidence=confidence)
+            for c, g in zip(cases, streams, strict=True)]
 
 
 def expected_verdict(case: AuditCase) -> str:

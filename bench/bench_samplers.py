@@ -1,8 +1,11 @@
-"""Exact (OpenDP) vs fast (NumPy) samplers, and tree `add` latency at d = 20.
+"""Samplers: fast (NumPy floats), default (float-safe grid), exact (OpenDP), and tree `add`.
 
 Measures, in one run: draws per second of a 21 x 21 symmetric Gaussian matrix
-and of a 441-vector with each sampler, and the latency of one
-`TreePrivatizer.add` of a (d+1) x (d+1) symmetric increment at d = 20.
+and of a 441-vector with each sampler, the latency of one
+`TreePrivatizer.add` of a (d+1) x (d+1) symmetric increment at d = 20, and,
+for d = 10 (11 x 11 symmetric releases: `SymmetricGaussianMatrix.release` and
+a tree step), the default sampler's throughput over the fast one's
+(`default_over_float_throughput`, target >= 0.33, from the matrix release).
 Timings are the best batch of several (the machine is shared; the least
 disturbed batch is the closest to the code's own cost), and a plain NumPy
 draw of a 21 x 21 standard normal matrix is timed in the same run as the
@@ -18,12 +21,15 @@ import time
 
 import numpy as np
 
-from privbandit.mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
+from privbandit.mechanisms.samplers import FAST, GRID, OpenDPSampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 DIM = 21  # d + 1 with d = 20
 TARGET_FAST_US = 50.0
 TARGET_EXACT_MS = 5.0
+TARGET_DEFAULT_OVER_FLOAT = 0.33
+SMALL = 11  # d + 1 with d = 10
 
 
 def best_seconds(fn, calls: int, batches: int = 7) -> float:
@@ -38,13 +44,64 @@ def best_seconds(fn, calls: int, batches: int = 7) -> float:
     return min(times)
 
 
-def tree_add_seconds(sampler, calls: int) -> float:
+def tree_add_seconds(sampler, calls: int, dim: int = DIM) -> float:
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(DIM)
+    x = rng.standard_normal(dim)
     increment = np.outer(x, x) / float(x @ x)
-    tree = TreePrivatizer((DIM, DIM), 10**6, epsilon=1.0, delta=1e-5, symmetric=True,
+    tree = TreePrivatizer((dim, dim), 10**6, epsilon=1.0, delta=1e-5, symmetric=True,
                           sampler=sampler)
     return best_seconds(lambda: tree.add(increment, rng), calls)
+
+
+def interleaved(make, calls: int, batches: int = 15) -> tuple[float, float, float]:
+    """(best fast s, best default s, median of fast/default per batch pair): the two
+    samplers alternate batch by batch, so a change of load hits both alike."""
+    fns = {s: make(s) for s in (FAST, GRID)}
+    for fn in fns.values():
+        fn()
+    times: dict = {FAST: [], GRID: []}
+    for _ in range(batches):
+        for s, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[s].append((time.perf_counter() - start) / calls)
+    ratios = np.array(times[FAST]) / np.array(times[GRID])
+    return min(times[FAST]), min(times[GRID]), float(np.median(ratios))
+
+
+def matrix_release(sampler, dim: int = SMALL):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(dim)
+    mech = SymmetricGaussianMatrix.from_privacy(1.0, 1e-5, 1.0, sampler=sampler)
+    value = np.outer(x, x) / float(x @ x)
+    return lambda: mech.release(value, rng)
+
+
+def tree_step(sampler, dim: int = SMALL):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(dim)
+    increment = np.outer(x, x) / float(x @ x)
+    tree = TreePrivatizer((dim, dim), 10**7, epsilon=1.0, delta=1e-5, symmetric=True,
+                          sampler=sampler)
+    return lambda: tree.add(increment, rng)
+
+
+def default_over_float(calls: int) -> dict[str, float]:
+    """d = 10: throughput of the default (grid) sampler over the fast one, same run."""
+    m_fast, m_grid, m_ratio = interleaved(matrix_release, calls)
+    t_fast, t_grid, t_ratio = interleaved(tree_step, calls)
+    print(f"d = 10, 11 x 11 symmetric: matrix release fast {m_fast * 1e6:.2f} us, default "
+          f"{m_grid * 1e6:.2f} us; tree step fast {t_fast * 1e6:.2f} us, default "
+          f"{t_grid * 1e6:.2f} us (best batches; ratios: median over interleaved batches)")
+    return {
+        "matrix_release_fast_us": m_fast * 1e6,
+        "matrix_release_default_us": m_grid * 1e6,
+        "tree_step_d10_fast_us": t_fast * 1e6,
+        "tree_step_d10_default_us": t_grid * 1e6,
+        "tree_step_default_over_float_throughput": t_ratio,
+        "default_over_float_throughput": m_ratio,
+    }
 
 
 def main() -> None:
@@ -88,6 +145,10 @@ def main() -> None:
     figures["tree_add_fast_meets_target"] = float(figures["tree_add_fast_us"] <= TARGET_FAST_US)
     figures["tree_add_exact_meets_target"] = float(
         figures["tree_add_exact_ms"] <= TARGET_EXACT_MS)
+    figures["grid_sym21_draws_per_s"] = 1 / best_seconds(
+        lambda: GRID.symmetric_gaussian(1.0, DIM, rng), fast_calls)
+    figures.update(default_over_float(fast_calls // 3))
+    print(f"target: default_over_float_throughput >= {TARGET_DEFAULT_OVER_FLOAT}")
     for key, value in figures.items():
         print(f"{key}: {value:.4g}")
 

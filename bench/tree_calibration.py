@@ -44,7 +44,7 @@ def main() -> None:
                                          accountant=name)
         rows.append((f"accountant {name}", name, sigma, time.perf_counter() - start))
     for formula in PAPER_TREE_VARIANCES:
-        sigma = paper_tree_sigma(EPSILON, DELTA, SENSITIVITY, HORIZON, formula)
+        sigma = paper_tree_sigma(EPSILON, DELTA, SENSITIVITY, horizon=HORIZON, formula=formula)
         rows.append((f"paper {formula}", formula, sigma, 0.0))
     exact = next(s for label, _, s, _ in rows if label == "accountant exact-gaussian")
 

@@ -6,10 +6,15 @@ accounting layer only.  The sealing names load `cryptography` (the 'crypto'
 extra) on first use.
 """
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
+from .continual import CONTINUAL_MECHANISMS, continual_release
+from .factorization import MatrixFactorization
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
+from .honaker import HonakerTree
 from .laplace import LaplaceMeans
 from .masks import OrthogonalMask, PartyMask, sum_masked
-from .samplers import EXACT, FAST, NumpySampler, OpenDPSampler, Sampler
+from .noise_bounds import psd_shift, symmetric_noise_norm_bound, vector_noise_norm_bound
+from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
+from .streaming import ContinualRelease
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -26,9 +31,11 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "EXACT", "FAST", "Elicitation", "GaussianVector", "KAnonymousAggregator", "LaplaceMeans",
-    "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask", "PartyKeys", "PartyMask",
-    "ReplayGuard", "Sampler", "Sealer", "SymmetricGaussianMatrix", "TreePrivatizer",
-    "elicit_feedback", "new_session", "open_block", "open_message", "seal_block",
-    "seal_message", "split_groups", "sum_masked",
+    "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
+    "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
+    "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
+    "PartyKeys", "PartyMask", "ReplayGuard", "Sampler", "Sealer", "SymmetricGaussianMatrix",
+    "TreePrivatizer", "continual_release", "elicit_feedback", "new_session", "open_block",
+    "open_message", "psd_shift", "seal_block", "seal_message", "split_groups", "sum_masked",
+    "symmetric_noise_norm_bound", "vector_noise_norm_bound",
 ]

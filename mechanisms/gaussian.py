@@ -68,7 +68,7 @@ class _GaussianBase:
 
     @property
     def event(self) -> GaussianEvent:
-        """One release (sensitivity = declared + the exact sampler's grid slack)."""
+        """One release (sensitivity = declared + the grid sampler's slack)."""
         return self._event
 
     @property
@@ -110,7 +110,7 @@ class GaussianVector(_GaussianBase):
     entries; Frobenius for matrices) <= l2_sensitivity.  Privacy measure:
     mu-GDP with mu = sensitivity / sigma (Dong, Roth & Su 2019), hence
     (epsilon, delta)-DP by the analytic Gaussian mechanism (Balle & Wang 2018,
-    Theorem 8) and rho-zCDP with rho = mu**2 / 2.  With the exact sampler the
+    Theorem 8) and rho-zCDP with rho = mu**2 / 2.  With a grid sampler (the default, or exact) the
     event's sensitivity includes the grid slack sqrt(max_entries) * 2**k,
     and releases of more than `max_entries` entries are refused.  The
     sensitivity of float computations upstream is the caller's to bound.
@@ -146,7 +146,7 @@ class SymmetricGaussianMatrix(_GaussianBase):
     mu = ||D||_F / (sqrt(2) sigma).  The event, GaussianEvent(sigma,
     l2_sensitivity + grid slack), states the looser mu = sensitivity / sigma
     (the paper's analysis; a factor sqrt(2) to spare), so every calibration
-    from it is valid.  With the exact sampler, the grid slack covers up to
+    from it is valid.  With a grid sampler, the grid slack covers up to
     `max_entries` released (upper-triangle) entries, D (D + 1) / 2 for a
     D x D matrix.  Sources: seed 000 Algorithm 5 and Section 3; Shariff &
     Sheffet (2018).

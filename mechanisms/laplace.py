@@ -64,10 +64,10 @@ class LaplaceMeans:
     arm's mean moves by at most (hi - lo) / n and no other arm's moves, so
     the L1 sensitivity of the K-vector is (hi - lo) / n.  The event adds two
     slacks: float rounding of the pairwise mean (`mean_float_slack`, about
-    1e-15 (hi - lo) relative) and the exact sampler's grid rounding of the one
+    1e-15 (hi - lo) relative) and the grid samplers' rounding (default or exact) of the one
     differing coordinate (2**k).  Mechanism: Laplace noise of scale
     sensitivity / epsilon per arm (variance 2 scale**2).  Privacy measure:
-    pure epsilon-DP (Dwork, McSherry, Nissim & Smith 2006); the exact sampler
+    pure epsilon-DP (Dwork, McSherry, Nissim & Smith 2006); a grid sampler
     makes it the discrete Laplace on the 2**k grid, exactly epsilon-DP.
     Assumptions: each reward enters one release; for `release_means`, the
     means are averages of n in-bound rewards computed with `pairwise_mean`

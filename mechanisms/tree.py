@@ -13,22 +13,11 @@ import math
 import numpy as np
 
 from privbandit.accounting import calibration as calib
-from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import GaussianEvent, TreeAggregationEvent
-from privbandit.accounting.validation import check_count, check_delta, check_positive
+from privbandit.accounting.validation import check_count
 
-from ._checks import check_choice, check_rng, check_shape, real_array
-from .errors import HorizonExceededError, OutOfBoundsError
-from .samplers import Sampler, resolve_sampler
-
-_UNIT_ROUNDOFF = 2.0**-53
-# relative asymmetry tolerated (and removed) in symmetric increments
-_SYMMETRY_TOL = 1e-9
-
-
-def _gamma(n: int) -> float:
-    """Higham's gamma_n = n u / (1 - n u): relative error bound of n float operations."""
-    return n * _UNIT_ROUNDOFF / (1 - n * _UNIT_ROUNDOFF)
+from ._checks import check_choice
+from .streaming import ContinualRelease, gamma
 
 
 def float_sensitivity_factor(horizon: int, entries: int) -> float:
@@ -40,9 +29,11 @@ def float_sensitivity_factor(horizon: int, entries: int) -> float:
     bound then moves each node by at most gamma * 2**L * clip_norm, on both
     neighbours.  Computing the clipping norm over `entries` values multiplies
     by 1 + gamma_(entries + 4).  Tiny (2e-8 relative at a horizon of 1e6) but counted.
+    The same bound covers Honaker's tree, whose nodes are pairwise sums (L
+    roundings per increment).
     """
     top = max(horizon.bit_length() - 1, 0)
-    return (1.0 + 2.0 * 2**top * _gamma(top * (top + 1) // 2)) * (1.0 + _gamma(entries + 4))
+    return (1.0 + 2.0 * 2**top * gamma(top * (top + 1) // 2)) * (1.0 + gamma(entries + 4))
 
 
 def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:
@@ -51,13 +42,15 @@ def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:
     With probability >= 1 - alpha, every prefix noise of a tree whose nodes
     are symmetric Gaussians (Z + Z.T) / sqrt(2), Z_pq ~ N(0, sigma**2), has
     operator norm <= sigma sqrt(2 nu) (4 sqrt(dim) + 2 ln(2 horizon / alpha)),
-    nu = ceil(log2 horizon) + 1 nodes per prefix.
+    nu = ceil(log2 horizon) + 1 nodes per prefix.  Kept for TreePrivatizer's
+    default shift; `noise_bounds.symmetric_noise_norm_bound` on the tree's
+    own prefix variance is about 2.9 times smaller and also valid.
     """
     nu = calib.tree_nodes_per_record(horizon)
     return sigma * math.sqrt(2 * nu) * (4 * math.sqrt(dim) + 2 * math.log(2 * horizon / alpha))
 
 
-class TreePrivatizer:
+class TreePrivatizer(ContinualRelease):
     """Noisy prefix sums of a stream of increments, one Gaussian draw per tree node.
 
     Time t = 1, 2, ... completes the dyadic node at level i = (index of the
@@ -86,13 +79,21 @@ class TreePrivatizer:
         OutOfBoundsError (`"reject"`).
     symmetric : increments are symmetric square matrices and get symmetric
         noise (Z + Z.T) / sqrt(2) (seed 000 Algorithm 5).
-    psd_shift : add 2 * Upsilon * I to every release (symmetric only; see
-        `psd_bound`, failure probability `psd_alpha`), Shariff & Sheffet's shift:
-        with probability >= 1 - psd_alpha the noise plus shift has all
-        eigenvalues in [Upsilon, 3 Upsilon], so a noisy Gram matrix stays
+    psd_shift : add 2 * Upsilon * I to every release (symmetric only; failure
+        probability `psd_alpha`), Shariff & Sheffet's shift: with probability
+        >= 1 - psd_alpha the noise plus shift has all eigenvalues in
+        [Upsilon, 3 Upsilon] at every step, so a noisy Gram matrix stays
         positive definite and acts as a ridge regulariser between those two
         values.  Data-independent, hence free of privacy cost.
-    sampler : None (exact OpenDP sampler) or e.g. `samplers.FAST`.
+    shift_bound : which Upsilon: "shariff-sheffet" (default, `psd_bound`, the
+        paper's worst case over the tree) or "covariance"
+        (`noise_bounds.symmetric_noise_norm_bound` on this tree's largest
+        prefix variance, failure probability psd_alpha / horizon per step;
+        about 2.9 times smaller; what `continual_release("tree")` uses).
+    sampler : None (the float-safe grid sampler) or e.g. `samplers.FAST`.
+
+    Prefix noise: `prefix_variance(step)` = popcount(step) sigma**2 per entry
+    (off-diagonal), `max_prefix_variance()` = floor(log2(horizon + 1)) sigma**2.
 
     Privacy guarantee
     -----------------
@@ -108,127 +109,65 @@ class TreePrivatizer:
     of per-entry std sigma; every prefix is post-processing of the nodes.
     Event: TreeAggregationEvent(GaussianEvent(sigma, s), nodes_per_record),
     where s = l2_sensitivity inflated by the float-arithmetic factor
-    (`float_sensitivity_factor`) plus the exact sampler's grid slack over the
+    (`float_sensitivity_factor`) plus the sampler's grid slack over the
     released entries.  For symmetric noise the event is conservative: the
     released upper triangle is exactly a Gaussian mechanism with GDP mu =
     s / (sqrt(2) sigma), the event claims s / sigma.  Privacy measure:
     (epsilon, delta)-DP via the exact Gaussian (GDP) accountant, or zCDP/RDP.
-    Assumptions: the horizon is fixed in advance; each record enters one
-    increment.  Sources: Chan, Shi & Song (2011) binary mechanism; Shariff &
+    Assumptions: the horizon (counted in releases, i.e. `add` calls) is
+    fixed in advance; each record enters one increment (event level).  A
+    unit contributing k increments (a user's whole stream) is charged
+    `user_level_event(k)`: node sensitivity k s, by the triangle inequality.
+    Sources: Chan, Shi & Song (2011) binary mechanism; Shariff &
     Sheffet (2018) Sec. 4.2 (symmetric noise, PSD shift); seed 000 Algorithm 5
     and Section 3 (node noise (N + N.T) / sqrt(2)).
     """
 
-    def __init__(
-        self,
-        shape: object,
-        horizon: int,
-        *,
-        sigma: float | None = None,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        l2_sensitivity: float = 1.0,
-        calibration: str = "tight",
-        symmetric: bool = False,
-        on_excess: str = "clip",
-        psd_shift: bool = False,
-        psd_alpha: float = 0.05,
-        clip_norm: float | None = None,
-        paper_formula: str = "seed000",
-        sampler: Sampler | None = None,
-    ) -> None:
-        self._shape = check_shape("shape", shape)
-        self._horizon = check_count("horizon", horizon)
-        self._sensitivity = check_positive("l2_sensitivity", l2_sensitivity)
-        self._clip = self._sensitivity if clip_norm is None else check_positive(
-            "clip_norm", clip_norm)
-        if self._clip > self._sensitivity:
-            raise invalid("clip_norm", clip_norm, f"<= l2_sensitivity = {self._sensitivity:g}")
-        self._symmetric = _check_flag("symmetric", symmetric)
-        if self._symmetric and (len(self._shape) != 2 or self._shape[0] != self._shape[1]):
-            raise invalid("shape", shape, "a square (D, D) shape when symmetric=True")
-        self._on_excess = check_choice("on_excess", on_excess, ("clip", "reject"))
-        self._sampler = resolve_sampler(sampler)
+    kind = "tree"
+    paper_calibration = True
+
+    def __init__(self, shape: object, horizon: int, *, shift_bound: str = "shariff-sheffet",
+                 **options) -> None:
+        self._shift_bound = check_choice("shift_bound", shift_bound,
+                                         ("shariff-sheffet", "covariance"))
+        super().__init__(shape, horizon, **options)
+
+    # -- structure ------------------------------------------------------------------
+    def _setup(self) -> None:
         self._nodes = calib.tree_nodes_per_record(self._horizon)
-        self._event_sensitivity = self._effective_sensitivity()
-        self._sigma = self._resolve_sigma(
-            sigma, epsilon, delta, check_choice("calibration", calibration, ("tight", "paper")),
-            paper_formula)
-        self._shift = self._resolve_shift(_check_flag("psd_shift", psd_shift), psd_alpha)
-        self._event = TreeAggregationEvent(
-            GaussianEvent(self._sigma, self._event_sensitivity), self._nodes)
         levels = max(self._horizon.bit_length(), 1)
         # per level: the exact sum of its latest node, and the prefix released
         # when that node was completed (its noise is drawn once, reused after)
         self._exact = np.zeros((levels, *self._shape))
         self._released = np.zeros((levels, *self._shape))
-        self._steps = 0
-        self._clipped = 0
-
-    # -- construction helpers -------------------------------------------------------
-    def _released_entries(self) -> int:
-        if self._symmetric:
-            dim = self._shape[0]
-            return dim * (dim + 1) // 2
-        return math.prod(self._shape)
 
     def _effective_sensitivity(self) -> float:
-        entries = max(math.prod(self._shape), 1)
-        factor = float_sensitivity_factor(self._horizon, entries)
+        factor = float_sensitivity_factor(self._horizon, self._entries())
         return self._sensitivity * factor + self._sampler.l2_slack(self._released_entries())
 
-    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula) -> float:
-        if sigma is not None:
-            if epsilon is not None or delta is not None:
-                raise invalid("sigma", sigma, "None when epsilon and delta are given (not both)")
-            if how != "tight":
-                raise invalid("calibration", how, "'tight' (unused) when sigma is given")
-            return check_positive("sigma", sigma)
-        if epsilon is None or delta is None:
-            raise invalid("(sigma, epsilon, delta)", (sigma, epsilon, delta),
-                          "either sigma, or both epsilon and delta")
-        epsilon, delta = check_positive("epsilon", epsilon), check_delta("delta", delta)
-        if how == "tight":
-            return calib.calibrate_gaussian_sigma(
-                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes)
-        paper = getattr(calib, "paper_tree_sigma", None)
-        if paper is None:
-            raise invalid("calibration", how,
-                          "'tight' (accounting.calibration.paper_tree_sigma is not available)")
-        return paper(epsilon, delta, self._event_sensitivity, self._horizon, formula=paper_formula)
+    def _event_for(self, sigma: float, sensitivity: float) -> TreeAggregationEvent:
+        return TreeAggregationEvent(GaussianEvent(sigma, sensitivity), self._nodes)
 
-    def _resolve_shift(self, psd_shift: bool, psd_alpha: float) -> float:
-        if not psd_shift:
-            return 0.0
-        if not self._symmetric:
-            raise invalid("psd_shift", psd_shift, "False unless symmetric=True")
-        alpha = check_positive("psd_alpha", psd_alpha)
-        if alpha >= 1:
-            raise invalid("psd_alpha", psd_alpha, "a probability in (0, 1)")
+    def _shift_for(self, alpha: float) -> float:
+        if self._shift_bound == "covariance":
+            return super()._shift_for(alpha)
         return 2.0 * psd_bound(self._sigma, self._shape[0], self._horizon, alpha)
 
-    # -- the stream -----------------------------------------------------------------
-    def add(self, increment: object, rng: np.random.Generator) -> np.ndarray:
-        """Add the next increment and return the noisy prefix sum (same shape).
+    def _variance_units(self, step: int) -> float:
+        return float(self.nodes_in_prefix(step))
 
-        Raises HorizonExceededError past the horizon, ShapeError for a wrong
-        shape or dtype, InvalidParameterError for NaN/inf or (symmetric) an
-        asymmetric matrix, OutOfBoundsError over clip_norm with
-        on_excess="reject"; a refused call changes nothing.
-        """
-        if self._steps >= self._horizon:
-            raise HorizonExceededError(
-                f"add: the tree's horizon is {self._horizon} releases and all were used; "
-                f"build a new TreePrivatizer for further steps")
-        check_rng(rng)
-        x, clipped = self._prepare(increment)
+    def _max_variance_units(self) -> float:
+        return float((self._horizon + 1).bit_length() - 1)  # most set bits of any t <= horizon
+
+    def _state_arrays(self) -> tuple[np.ndarray, ...]:
+        return (self._exact, self._released)
+
+    # -- the stream -----------------------------------------------------------------
+    def _advance(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         t = self._steps + 1
         level = (t & -t).bit_length() - 1
         node = self._exact[:level].sum(axis=0) + x if level else x
-        if self._symmetric:
-            noisy = self._sampler._add_symmetric(node, self._sigma, rng)
-        else:
-            noisy = self._sampler._add_gaussian(node, self._sigma, rng)
+        noisy = self._noisy(node, rng)
         # Prefix t = the noisy nodes at the set bits of t.  Those above `level`
         # are exactly the nodes of the prefix released when the next set bit
         # `above` was completed, so reuse that release instead of re-summing.
@@ -238,35 +177,9 @@ class TreePrivatizer:
             out = np.asarray(self._released[above] + noisy)
         else:
             out = np.array(noisy, dtype=np.float64)
-        # commit only once everything that can fail has run
         self._exact[level] = node
         self._released[level] = out
-        self._steps = t
-        self._clipped += clipped
-        if self._shift:
-            out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
         return out
-
-    def _prepare(self, increment: object) -> tuple[np.ndarray, bool]:
-        """The validated, symmetrised and clipped increment, and whether it was clipped."""
-        x = real_array("increment", increment, self._shape)
-        norm = _frobenius(x)
-        if self._symmetric:
-            skew = x - x.T
-            gap = _frobenius(skew)
-            if gap > _SYMMETRY_TOL * (1.0 + norm):
-                raise invalid("increment", f"a matrix with ||x - x.T|| = {gap:.3g}",
-                              "a symmetric matrix (symmetric=True)")
-            if gap:
-                x = (x + x.T) * 0.5  # exactly symmetric: float addition commutes
-                norm = _frobenius(x)
-        if norm > self._clip:
-            if self._on_excess == "reject":
-                raise OutOfBoundsError(
-                    f"increment must have L2/Frobenius norm <= clip_norm = {self._clip:g} "
-                    f"(on_excess='reject'); got norm {norm:.6g}")
-            return x * (self._clip / norm), True
-        return x, False
 
     # -- read-only view -------------------------------------------------------------
     @staticmethod
@@ -280,67 +193,5 @@ class TreePrivatizer:
         return self._event
 
     @property
-    def sigma(self) -> float:
-        return self._sigma
-
-    @property
-    def steps(self) -> int:
-        return self._steps
-
-    @property
-    def horizon(self) -> int:
-        return self._horizon
-
-    @property
-    def clipped(self) -> int:
-        """How many increments were scaled down to clip_norm."""
-        return self._clipped
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
-    def symmetric(self) -> bool:
-        return self._symmetric
-
-    @property
-    def l2_sensitivity(self) -> float:
-        """The declared sensitivity (the event's is this plus float and grid slack)."""
-        return self._sensitivity
-
-    @property
-    def clip_norm(self) -> float:
-        return self._clip
-
-    @property
-    def nodes_per_record(self) -> int:
-        return self._nodes
-
-    @property
-    def shift(self) -> float:
-        """The multiple of I added to every release (0.0 without psd_shift)."""
-        return self._shift
-
-    @property
-    def sampler(self) -> Sampler:
-        return self._sampler
-
-    def __repr__(self) -> str:
-        return (f"TreePrivatizer(shape={self._shape}, horizon={self._horizon}, "
-                f"sigma={self._sigma:.6g}, steps={self._steps}, sampler={self._sampler!r})")
-
-
-def _frobenius(x: np.ndarray) -> float:
-    """L2 norm over all entries, without overflow for huge finite entries."""
-    squares = float(np.vdot(x, x))
-    if math.isfinite(squares):
-        return math.sqrt(squares)
-    top = float(np.abs(x).max())
-    return top * math.sqrt(float(np.vdot(x / top, x / top)))
-
-
-def _check_flag(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise invalid(name, value, "True or False")
-    return bool(value)
+    def shift_bound(self) -> str:
+        return self._shift_bound

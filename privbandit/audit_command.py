@@ -1,13 +1,16 @@
-"""`privbandit audit`: audit every DP mechanism of `mechanisms/` and two foreign ones.
+"""`privbandit audit`: audit every DP mechanism of `mechanisms/` and foreign ones.
 
 Runs `privbandit.audits.standard_suite` (LaplaceMeans, GaussianVector,
 SymmetricGaussianMatrix, TreePrivatizer and the Laplace option of
-KAnonymousAggregator, each with the fast and the exact sampler; OpenDP's and
-diffprivlib's Laplace and Gaussian through the adapters; with `--controls`
-the deliberately broken mechanisms too), prints a table, adds the attacks on
-the two non-DP protections (masks, k-anonymity), and writes everything as
-JSON.  Exit status: 0 when every verdict is as expected, 1 on a violation by
-a correct mechanism or a control that was not rejected.
+KAnonymousAggregator, each with the float-safe default sampler and the exact
+one; OpenDP measurements and a chain, diffprivlib's Snapping, Geometric,
+Exponential, and its float Laplace, Gaussian and tools.mean, which are
+expected to be caught; with `--controls` the deliberately broken mechanisms
+too) with the default battery of testers, each case at its own sample budget
+unless `--samples` is given, prints a table, adds the attacks on the two
+non-DP protections (masks, k-anonymity), and writes everything as JSON.  Exit
+status: 0 when every verdict is as expected, 1 on a violation by a correct
+mechanism or an expected violation that was not found.
 """
 from __future__ import annotations
 
@@ -21,14 +24,9 @@ import numpy as np
 
 from privbandit.audits.attacks.anonymity import differencing_attack
 from privbandit.audits.attacks.masks import recovery_curve
+from privbandit.audits.defaults import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES
 from privbandit.audits.report import format_table
-from privbandit.audits.suite import (
-    SUITE_SAMPLES,
-    expected_verdict,
-    run_cases,
-    standard_suite,
-    suite_summary,
-)
+from privbandit.audits.suite import expected_verdict, run_cases, standard_suite, suite_summary
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,10 +34,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "audit", help="empirically audit every mechanism's privacy claim",
         description=__doc__.split("\n\n")[0])
-    p.add_argument("--samples", type=_at_least(4), default=SUITE_SAMPLES,
-                   help=f"runs per side of each neighbouring pair (default {SUITE_SAMPLES})")
-    p.add_argument("--confidence", type=_probability, default=0.99,
-                   help="confidence of every lower bound (default 0.99)")
+    p.add_argument("--samples", type=_at_least(4), default=None,
+                   help="runs per side of each neighbouring pair (default: each case's own "
+                        f"budget, {DEFAULT_SAMPLES} unless its draws are slow)")
+    p.add_argument("--confidence", type=_probability, default=DEFAULT_CONFIDENCE,
+                   help=f"confidence of every lower bound (default {DEFAULT_CONFIDENCE})")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole suite (default 0)")
     p.add_argument("--json", default="audit-report.json", metavar="PATH",
                    help="where to write the JSON report (default audit-report.json)")
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     g_suite, g_attacks = rng.spawn(2)
     cases = standard_suite(exact=not args.no_exact, controls=args.controls)
     reports = run_cases(cases, samples=args.samples, rng=g_suite, confidence=args.confidence)
-    expected = {c.name: expected_verdict(c) for c in cases} if args.controls else None
+    expected = {c.name: expected_verdict(c) for c in cases}
     print(format_table(reports, expected))
     summary = suite_summary(cases, reports)
     summary["attacks"] = _attacks(g_attacks)

@@ -15,6 +15,7 @@ from .approx import (
 )
 from .base import Accountant
 from .gaussian import ExactGaussianAccountant, gaussian_delta, gaussian_epsilon
+from .pld import LossDistribution, PLDAccountant, gaussian_pld, laplace_pld
 from .pure import PureDPAccountant
 from .rdp import DEFAULT_ORDERS, RDPAccountant, gaussian_rdp, laplace_rdp, rdp_delta, rdp_epsilon
 from .zcdp import ZCDPAccountant, zcdp_delta, zcdp_epsilon
@@ -31,7 +32,8 @@ def register(cls: type[Accountant]) -> type[Accountant]:
 
 
 for _cls in (
-    PureDPAccountant, ApproxDPAccountant, ZCDPAccountant, RDPAccountant, ExactGaussianAccountant
+    PureDPAccountant, ApproxDPAccountant, ZCDPAccountant, RDPAccountant, ExactGaussianAccountant,
+    PLDAccountant,
 ):
     register(_cls)
 
@@ -51,6 +53,8 @@ __all__ = [
     "ApproxDPAccountant",
     "DEFAULT_ORDERS",
     "ExactGaussianAccountant",
+    "LossDistribution",
+    "PLDAccountant",
     "PureDPAccountant",
     "RDPAccountant",
     "ZCDPAccountant",
@@ -58,7 +62,9 @@ __all__ = [
     "basic_composition_delta",
     "gaussian_delta",
     "gaussian_epsilon",
+    "gaussian_pld",
     "gaussian_rdp",
+    "laplace_pld",
     "laplace_rdp",
     "make_accountant",
     "optimal_homogeneous_delta",

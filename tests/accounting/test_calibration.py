@@ -36,13 +36,12 @@ def test_tree_at_512_steps_exact_vs_papers():
     exact = calibrate_gaussian_sigma(EPS, DELTA, 1.0, nodes_per_record=nu)
     assert exact == pytest.approx(11.80, abs=0.01)
     # Variances 64 nu ln(2/delta), 16 nu ln(4/delta)^2, 64 nu ln(2/delta)^2 at nu = 10.
-    assert paper_tree_sigma(EPS, DELTA, 1.0, 512, "seed000") == pytest.approx(
+    assert paper_tree_sigma(EPS, DELTA, 1.0, horizon=512, formula="seed000") == pytest.approx(
         math.sqrt(640 * math.log(2e5)))
-    assert paper_tree_sigma(EPS, DELTA, 1.0, 512, "seed000") == pytest.approx(88.38, abs=0.01)
-    assert paper_tree_sigma(EPS, DELTA, 1.0, 512, "shariff-sheffet") == pytest.approx(
-        163.16, abs=0.01)
-    assert paper_tree_sigma(EPS, DELTA, 1.0, 512, "seed000-text") == pytest.approx(
-        308.79, abs=0.01)
+    assert paper_tree_sigma(EPS, DELTA, 1.0, horizon=512) == pytest.approx(88.38, abs=0.01)
+    for formula, expected in (("shariff-sheffet", 163.16), ("seed000-text", 308.79)):
+        assert paper_tree_sigma(EPS, DELTA, 1.0, horizon=512, formula=formula) == pytest.approx(
+            expected, abs=0.01)
 
 
 @pytest.mark.parametrize("name", GAUSSIAN_ACCOUNTANTS)
@@ -58,7 +57,8 @@ def test_gaussian_calibration_is_certified_and_minimal(name):
         TreeAggregationEvent(GaussianEvent(sigma * (1 - 1e-6), 2.0), nu), 2)
     assert tighter.delta(EPS) > DELTA
     # Nothing certifies less noise than the exact accountant.
-    assert sigma >= calibrate_gaussian_sigma(EPS, DELTA, 2.0, 2, nu) * (1 - 1e-12)
+    exact = calibrate_gaussian_sigma(EPS, DELTA, 2.0, releases=2, nodes_per_record=nu)
+    assert sigma >= exact * (1 - 1e-12)
 
 
 @pytest.mark.parametrize("name", GAUSSIAN_ACCOUNTANTS)
@@ -81,7 +81,7 @@ def test_accountant_instances_are_accepted_and_left_untouched():
 
 @pytest.mark.parametrize("name", LAPLACE_ACCOUNTANTS)
 def test_laplace_calibration_is_certified_and_minimal(name):
-    scale = calibrate_laplace_scale(EPS, 1.0, releases=50, delta=DELTA, accountant=name)
+    scale = calibrate_laplace_scale(EPS, DELTA, 1.0, releases=50, accountant=name)
     acc = make_accountant(name).compose(LaplaceEvent(scale, 1.0), 50)
     assert acc.epsilon(DELTA) <= EPS * (1 + 1e-9)
     less = make_accountant(name).compose(LaplaceEvent(scale * (1 - 1e-6), 1.0), 50)
@@ -91,15 +91,15 @@ def test_laplace_calibration_is_certified_and_minimal(name):
 def test_approx_dp_laplace_never_needs_more_noise_than_basic_composition():
     # Basic composition is one of approx-dp's bounds; KOV wins at 50 releases.
     for releases in (1, 5, 50):
-        basic = calibrate_laplace_scale(EPS, 1.0, releases=releases)
-        approx = calibrate_laplace_scale(EPS, 1.0, releases=releases, delta=DELTA,
+        basic = calibrate_laplace_scale(EPS, 0.0, 1.0, releases=releases)
+        approx = calibrate_laplace_scale(EPS, DELTA, 1.0, releases=releases,
                                          accountant="approx-dp")
         assert approx <= basic * (1 + 1e-9)
     assert approx < 0.8 * basic
 
 
 def test_pure_dp_laplace_scale_is_basic_composition():
-    assert calibrate_laplace_scale(0.5, 2.0, releases=3, nodes_per_record=4) == 48.0
+    assert calibrate_laplace_scale(0.5, 0.0, 2.0, releases=3, nodes_per_record=4) == 48.0
 
 
 @settings(max_examples=40)
@@ -111,7 +111,7 @@ def test_pure_dp_laplace_scale_is_basic_composition():
 )
 def test_paper_formulas_are_certified_by_the_exact_accountant(eps, log_delta, horizon, formula):
     delta = 10.0**log_delta
-    sigma = paper_tree_sigma(eps, delta, 1.0, horizon, formula)
+    sigma = paper_tree_sigma(eps, delta, 1.0, horizon=horizon, formula=formula)
     tree = TreeAggregationEvent(GaussianEvent(sigma, 1.0), tree_nodes_per_record(horizon))
     assert ExactGaussianAccountant().compose(tree).epsilon(delta) <= eps
     assert sigma >= calibrate_gaussian_sigma(eps, delta, 1.0,
@@ -119,8 +119,8 @@ def test_paper_formulas_are_certified_by_the_exact_accountant(eps, log_delta, ho
 
 
 def test_paper_formulas_scale_with_sensitivity_and_order():
-    base = {f: paper_tree_sigma(EPS, DELTA, 1.0, 512, f)
+    base = {f: paper_tree_sigma(EPS, DELTA, 1.0, horizon=512, formula=f)
             for f in ("seed000", "seed000-text", "shariff-sheffet")}
     for f, s in base.items():
-        assert paper_tree_sigma(EPS, DELTA, 3.0, 512, f) == pytest.approx(3 * s)
+        assert paper_tree_sigma(EPS, DELTA, 3.0, horizon=512, formula=f) == pytest.approx(3 * s)
     assert base["seed000"] < base["shariff-sheffet"] < base["seed000-text"]

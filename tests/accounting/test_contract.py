@@ -17,6 +17,7 @@ from privbandit.accounting import (
     LaplaceEvent,
     NotDifferentiallyPrivate,
     NotDifferentiallyPrivateError,
+    PLDAccountant,
     PureDPAccountant,
     RDPAccountant,
     RepeatedEvent,
@@ -197,3 +198,14 @@ class TestApproxDP(AccountantContract):
                 for kk in (k, 2 * k)] for s in (1.0, 3.0)]
         assert eps[0][0] < eps[0][1] and eps[1][0] < eps[1][1]
         assert eps[1][0] < eps[0][0] and eps[1][1] < eps[0][1]
+
+
+class TestPLD(AccountantContract):
+    """Properties on Gaussian leaves (no FFT, so no numerical floor on delta); Laplace and
+    mixtures are checked against dp-accounting in test_pld.py."""
+
+    cls = PLDAccountant
+    supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0))
+
+    def noisy(self, scale):
+        return GaussianEvent(scale, 1.0)

@@ -72,7 +72,7 @@ def test_exact_accountant_never_exceeds_any_other(sigma, k):
     event = GaussianEvent(sigma, 1.0)
     exact = ExactGaussianAccountant().compose(event, k)
     others = [cls() for cls in ACCOUNTANTS.values() if cls().supports(event)]
-    assert len(others) == 4  # exact-gaussian, zcdp, rdp, approx-dp
+    assert len(others) == 5  # exact-gaussian, zcdp, rdp, approx-dp, pld
     for other in others:
         other.compose(event, k)
         assert exact.epsilon(DELTA) <= other.epsilon(DELTA) * (1 + 1e-9), other.name

@@ -17,14 +17,16 @@ def parse(*argv):
 
 def test_whole_suite_passes_and_writes_json(tmp_path, capsys):
     out = tmp_path / "audit.json"
-    args = parse("--samples", "300", "--no-exact", "--json", str(out), "--seed", "3")
+    args = parse("--samples", "3000", "--no-exact", "--json", str(out), "--seed", "3")
     assert args.func is audit_command.run
     assert audit_command.run(args) == 0
     text = capsys.readouterr().out
     assert "LaplaceMeans" in text and "diffprivlib Laplace" in text and "opendp" in text
     data = json.loads(out.read_text())
-    assert data["failures"] == [] and data["settings"]["samples"] == 300
-    assert {a["verdict"] for a in data["audits"]} == {"consistent"}
+    assert data["failures"] == [] and data["settings"]["samples"] == 3000
+    assert all(a["verdict"] == a["expected"] for a in data["audits"])
+    floats = [a for a in data["audits"] if a["mechanism"].endswith("(float)")]
+    assert len(floats) == 3 and {a["verdict"] for a in floats} == {"violation"}
     masks = data["attacks"]["mask_known_plaintext_d3_in_10"]
     assert masks[2]["observed"] == 3 and masks[2]["block_error"] < 1e-9
     plain = data["attacks"]["anonymity_differencing_C10_p05"][0]
@@ -50,6 +52,18 @@ def test_rejected_controls_are_expected(tmp_path, monkeypatch):
     args = parse("--samples", "300", "--controls", "--json", str(tmp_path / "c.json"))
     assert audit_command.run(args) == 0
     assert seen == {"exact": True, "controls": True}
+
+
+def test_default_budgets_are_each_cases_own(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [laplace_ignores_width()])
+    monkeypatch.setattr(audit_command, "run_cases",
+                        lambda cases, **kw: seen.append(kw) or [])
+    monkeypatch.setattr(audit_command, "suite_summary", lambda c, r: {"failures": []})
+    monkeypatch.setattr(audit_command, "_attacks", lambda rng: {
+        "mask_known_plaintext_d3_in_10": [], "anonymity_differencing_C10_p05": []})
+    audit_command.run(parse("--json", str(tmp_path / "d.json")))
+    assert seen[0]["samples"] is None and seen[0]["confidence"] == 0.99
 
 
 @pytest.mark.parametrize("argv", [["--samples", "3"], ["--confidence", "1.5"],

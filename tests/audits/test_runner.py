@@ -114,8 +114,9 @@ def test_table_lists_every_report():
     "change,error,match",
     [
         ({"mechanism": 3}, InvalidParameterError, "mechanism must be a callable"),
-        ({"claim": (1.0, 0.0)}, InvalidParameterError, "claim must be an audits.Claim"),
-        ({"rng": 0}, InvalidParameterError, "rng must be a numpy.random.Generator; got 0"),
+        ({"claim": "one"}, InvalidParameterError, "claim must be an audits.Claim, an epsilon"),
+        ({"rng": -1}, InvalidParameterError, "rng must be a numpy.random.Generator or a seed"),
+        ({"tester": 3}, InvalidParameterError, "tester must be None"),
         ({"samples": 3}, InvalidParameterError, "samples must be an integer >= 4; got 3"),
         ({"pairs": []}, InvalidParameterError, "pairs must be a NeighbouringPair"),
         ({"pairs": (0, 1)}, InvalidParameterError, "pairs must be a NeighbouringPair"),

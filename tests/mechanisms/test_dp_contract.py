@@ -2,8 +2,9 @@
 
 A mechanism is validated at construction, immutable, reports an event that a
 DP accountant accepts, releases without touching its input, returns the
-documented shape, is reproducible from a seed with the fast sampler, and is
-not seedable (fresh CSPRNG noise) with the exact one.
+documented shape, is reproducible from a seed with the fast sampler and the
+float-safe default (grid) one, and is not seedable (fresh CSPRNG noise) with
+the exact one.
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import pytest
 
 from privbandit.accounting import ExactGaussianAccountant, PureDPAccountant
 from privbandit.accounting.events import PrivacyEvent
+from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
 from privbandit.mechanisms.laplace import LaplaceMeans
-from privbandit.mechanisms.samplers import FAST
+from privbandit.mechanisms.samplers import EXACT, FAST
 from privbandit.mechanisms.tree import TreePrivatizer
 
 SYM = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.25], [0.0, 0.25, 3.0]]) / 10
@@ -40,11 +42,23 @@ def tree(sampler):
     return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
 
 
-FACTORIES = [laplace, vector, matrix, tree]
+def honaker(sampler):
+    mech = continual_release("honaker", (3, 3), 16, epsilon=1.0, delta=1e-5, symmetric=True,
+                             sampler=sampler)
+    return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
+
+
+def factorization(sampler):
+    mech = continual_release("mf", (3, 3), 16, epsilon=1.0, delta=1e-5, symmetric=True,
+                             sampler=sampler)
+    return mech, SYM.copy(), (3, 3), ExactGaussianAccountant, mech.add
+
+
+FACTORIES = [laplace, vector, matrix, tree, honaker, factorization]
 
 
 @pytest.mark.parametrize("factory", FACTORIES)
-@pytest.mark.parametrize("sampler", [FAST, None], ids=["fast", "exact"])
+@pytest.mark.parametrize("sampler", [FAST, None, EXACT], ids=["fast", "default", "exact"])
 def test_contract(factory, sampler):
     mech, value, shape, accountant, release = factory(sampler)
     assert isinstance(mech.event, PrivacyEvent)
@@ -54,7 +68,8 @@ def test_contract(factory, sampler):
     out = release(value, np.random.default_rng(0))
     assert out.shape == shape and out.dtype == np.float64
     assert np.array_equal(value, before)  # the input is never modified
-    assert mech.sampler.exact == (sampler is None)
+    assert mech.sampler.float_safe == (sampler is not FAST)
+    assert mech.sampler.exact == (sampler is EXACT)
 
 
 def first_release(factory, sampler, seed):
@@ -63,9 +78,11 @@ def first_release(factory, sampler, seed):
 
 
 @pytest.mark.parametrize("factory", FACTORIES)
-def test_fast_sampler_reproducible_exact_sampler_not_seedable(factory):
-    assert np.array_equal(first_release(factory, FAST, 4), first_release(factory, FAST, 4))
-    assert not np.array_equal(first_release(factory, None, 4), first_release(factory, None, 4))
+def test_fast_and_default_samplers_reproducible_exact_sampler_not_seedable(factory):
+    for sampler in (FAST, None):
+        assert np.array_equal(first_release(factory, sampler, 4),
+                              first_release(factory, sampler, 4))
+    assert not np.array_equal(first_release(factory, EXACT, 4), first_release(factory, EXACT, 4))
 
 
 @pytest.mark.parametrize("factory", [laplace, vector, matrix])

@@ -70,10 +70,10 @@ def test_symmetric_matrix_noise_offdiag_sigma2_diag_twice(seed, dim, sigma):
 
 def test_exact_sampler_releases():
     rng = np.random.default_rng(0)
-    vec = GaussianVector(2.0, 1.0)
+    vec = GaussianVector(2.0, 1.0, sampler=EXACT)
     assert vec.sampler is EXACT
     assert_moments(vec.release(np.zeros(3000), rng), 4.0)
-    mat = SymmetricGaussianMatrix(1.0, 1.0)
+    mat = SymmetricGaussianMatrix(1.0, 1.0, sampler=EXACT)
     value = np.eye(21)
     out = mat.release(value, rng)
     assert np.array_equal(out, out.T)

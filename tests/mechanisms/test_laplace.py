@@ -62,7 +62,7 @@ def test_noise_mean_zero_variance_two_scale_squared(seed, epsilon, n):
 
 def test_exact_sampler_variance_and_grid():
     rng = np.random.default_rng(0)
-    mech = LaplaceMeans(1.0, 0.0, 1.0, 4)
+    mech = LaplaceMeans(1.0, 0.0, 1.0, 4, sampler=EXACT)
     assert mech.sampler is EXACT
     means = np.full(4000, 0.5)
     noisy = mech.release_means(means, rng)

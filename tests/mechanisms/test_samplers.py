@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
 from privbandit.mechanisms.errors import ShapeError
-from privbandit.mechanisms.samplers import EXACT, FAST, NumpySampler, OpenDPSampler, resolve_sampler
+from privbandit.mechanisms.samplers import (
+    EXACT,
+    FAST,
+    GridSampler,
+    NumpySampler,
+    OpenDPSampler,
+    resolve_sampler,
+)
+from privbandit.mechanisms.samplers import GRID as GRID_SAMPLER
 
 K = -40
 GRID = 2.0**K
@@ -125,10 +133,13 @@ def test_slack_values():
     assert OpenDPSampler(k=-20).l1_slack(3) == 3 * 2.0**-20
 
 
-def test_resolve_sampler_defaults_to_exact():
-    assert resolve_sampler(None) is EXACT and EXACT.exact
-    assert resolve_sampler(FAST) is FAST and not FAST.exact
+def test_resolve_sampler_defaults_to_the_float_safe_grid_sampler():
+    assert resolve_sampler(None) is GRID_SAMPLER and GRID_SAMPLER.float_safe
+    assert GRID_SAMPLER.seedable and not GRID_SAMPLER.exact
+    assert EXACT.exact and EXACT.float_safe and not EXACT.seedable
+    assert resolve_sampler(FAST) is FAST and not FAST.exact and not FAST.float_safe
     assert OpenDPSampler(-40) == EXACT and NumpySampler() == FAST
+    assert GridSampler(-36) == GRID_SAMPLER and GridSampler(-30) != GRID_SAMPLER
 
 
 def test_samplers_are_immutable():
@@ -164,7 +175,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("sampler", [FAST, EXACT], ids=["fast", "exact"])
+@pytest.mark.parametrize("sampler", [FAST, EXACT, GRID_SAMPLER], ids=["fast", "exact", "grid"])
 @pytest.mark.parametrize("call, error, message", BAD)
 def test_bad_input(sampler, call, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -172,9 +183,10 @@ def test_bad_input(sampler, call, error, message):
 
 
 @pytest.mark.parametrize("k", [1, -2000, 2.5, True, "k"])
-def test_bad_granularity(k):
+@pytest.mark.parametrize("cls", [OpenDPSampler, GridSampler])
+def test_bad_granularity(cls, k):
     with pytest.raises(InvalidParameterError, match="k must be an integer in"):
-        OpenDPSampler(k=k)
+        cls(k=k)
 
 
 def test_bad_sampler():

@@ -19,38 +19,16 @@ from privbandit.accounting import (
 from privbandit.accounting import calibration as calib
 from privbandit.accounting.errors import InvalidParameterError
 from privbandit.mechanisms.errors import HorizonExceededError, OutOfBoundsError, ShapeError
-from privbandit.mechanisms.samplers import EXACT, FAST, NumpySampler
+from privbandit.mechanisms.samplers import EXACT, FAST
 from privbandit.mechanisms.tree import TreePrivatizer, float_sensitivity_factor, psd_bound
 
-
-class RecordingSampler(NumpySampler):
-    """The fast sampler, keeping every node noise it draws (in draw order)."""
-
-    __slots__ = ("log",)
-
-    def __init__(self) -> None:
-        object.__setattr__(self, "log", [])
-
-    def _add_gaussian(self, value, sigma, rng):
-        noise = sigma * rng.standard_normal(value.shape)
-        self.log.append(noise)
-        return value + noise
-
-    def _add_symmetric(self, value, sigma, rng):
-        z = rng.standard_normal(value.shape)
-        noise = (z + z.T) * (sigma / math.sqrt(2))
-        self.log.append(noise)
-        return value + noise
+from .continual_reference import RecordingSampler
+from .continual_reference import dyadic_nodes as reference_nodes
 
 
 def dyadic_nodes(t: int) -> set[tuple[int, int]]:
     """The dyadic intervals (start, end] whose union is (0, t] (reference, independent)."""
-    nodes, end = set(), 0
-    for j in reversed(range(t.bit_length())):
-        if t >> j & 1:
-            nodes.add((end, end + 2**j))
-            end += 2**j
-    return nodes
+    return set(reference_nodes(t))
 
 
 def assert_moments(samples, variance, z=6.0):
@@ -141,12 +119,12 @@ def test_symmetric_tree_variances_diag_twice_offdiag(seed, horizon):
 
 def test_exact_sampler_tree_variance_and_symmetry():
     rng = np.random.default_rng(0)
-    tree = TreePrivatizer((3000,), 3, sigma=2.0)
+    tree = TreePrivatizer((3000,), 3, sigma=2.0, sampler=EXACT)
     assert tree.sampler is EXACT
     outs = [tree.add(np.zeros(3000), rng) for _ in range(3)]
     assert_moments(outs[2], 2 * 4.0)  # prefix 3 = two nodes
     assert_moments(outs[2] - outs[1], 4.0)  # prefix 2's node is reused by prefix 3
-    sym = TreePrivatizer((21, 21), 4, sigma=1.0, symmetric=True)
+    sym = TreePrivatizer((21, 21), 4, sigma=1.0, symmetric=True, sampler=EXACT)
     for _ in range(3):
         out = sym.add(np.eye(21) / 21, rng)
         assert np.array_equal(out, out.T)
@@ -181,7 +159,7 @@ def test_tight_calibration_round_trips_through_exact_accountant(
 
 def test_event_sensitivity_includes_float_and_grid_slack():
     fast = TreePrivatizer((21, 21), 1000, sigma=1.0, symmetric=True, sampler=FAST)
-    exact = TreePrivatizer((21, 21), 1000, sigma=1.0, symmetric=True)
+    exact = TreePrivatizer((21, 21), 1000, sigma=1.0, symmetric=True, sampler=EXACT)
     factor = float_sensitivity_factor(1000, 441)
     assert 1.0 < factor < 1 + 1e-10
     assert fast.event.node_event.l2_sensitivity == factor

@@ -1,0 +1,337 @@
+"""The continual-release interface: add an increment, get the noisy prefix sum.
+
+`ContinualRelease` is the base of every continual-release mechanism
+(`tree.TreePrivatizer`, `honaker.HonakerTree`, `factorization.MatrixFactorization`;
+build one by name with `continual.continual_release`).  It holds what they
+share: validation of the construction arguments, calibration of sigma from
+(epsilon, delta), validation and clipping of increments, the horizon (counted
+in releases: calls to `add`), the prefix-noise variance API and the PSD shift.
+
+A subclass describes its structure through a few hooks:
+
+- `_setup()`: build the structure and the zero state (called once shape,
+  horizon and sampler are validated);
+- `_nodes` (int): Gaussian releases one record meets (tree nodes; 1 for a
+  factorization, whose whole stream is one Gaussian release);
+- `_effective_sensitivity()`: the sensitivity of what the sampler actually
+  receives, float arithmetic and the exact sampler's grid included;
+- `_event_for(sigma, sensitivity)`: the privacy event;
+- `_advance(x, rng)`: release one step (noise added BY the sampler to the
+  mechanism's released values), commit the state, return the noisy prefix;
+- `_variance_units(step)`, `_max_variance_units()`: prefix-noise variance per
+  entry in units of sigma**2;
+- `_state_arrays()`: the arrays the stream keeps (for `state_size`).
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from privbandit.accounting import calibration as calib
+from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import PrivacyEvent
+from privbandit.accounting.validation import check_count, check_delta, check_positive
+
+from . import noise_bounds
+from ._checks import check_choice, check_rng, check_shape, real_array
+from .errors import HorizonExceededError, OutOfBoundsError
+from .samplers import Sampler, resolve_sampler
+
+UNIT_ROUNDOFF = 2.0**-53
+# relative asymmetry tolerated (and removed) in symmetric increments
+_SYMMETRY_TOL = 1e-9
+
+
+def gamma(n: int) -> float:
+    """Higham's gamma_n = n u / (1 - n u): relative error bound of n float operations."""
+    return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
+
+
+class ContinualRelease(ABC):
+    """Base class: noisy prefix sums of a stream of increments (see the module docstring).
+
+    Constructor arguments (shared by every mechanism):
+    shape, horizon (most `add` calls), sigma or (epsilon, delta),
+    l2_sensitivity, calibration ("tight"; "paper" for trees), symmetric,
+    on_excess ("clip" | "reject"), psd_shift, psd_alpha, clip_norm,
+    paper_formula, sampler.  See `tree.TreePrivatizer` for their meaning.
+    """
+
+    kind: ClassVar[str] = "continual"
+    paper_calibration: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        shape: object,
+        horizon: int,
+        *,
+        sigma: float | None = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        l2_sensitivity: float = 1.0,
+        calibration: str = "tight",
+        symmetric: bool = False,
+        on_excess: str = "clip",
+        psd_shift: bool = False,
+        psd_alpha: float = 0.05,
+        clip_norm: float | None = None,
+        paper_formula: str = "seed000",
+        sampler: Sampler | None = None,
+    ) -> None:
+        self._shape = check_shape("shape", shape)
+        self._horizon = check_count("horizon", horizon)
+        self._sensitivity = check_positive("l2_sensitivity", l2_sensitivity)
+        self._clip = self._sensitivity if clip_norm is None else check_positive(
+            "clip_norm", clip_norm)
+        if self._clip > self._sensitivity:
+            raise invalid("clip_norm", clip_norm, f"<= l2_sensitivity = {self._sensitivity:g}")
+        self._symmetric = check_flag("symmetric", symmetric)
+        if self._symmetric and (len(self._shape) != 2 or self._shape[0] != self._shape[1]):
+            raise invalid("shape", shape, "a square (D, D) shape when symmetric=True")
+        self._on_excess = check_choice("on_excess", on_excess, ("clip", "reject"))
+        self._sampler = resolve_sampler(sampler)
+        self._setup()
+        self._event_sensitivity = self._effective_sensitivity()
+        self._sigma = self._resolve_sigma(
+            sigma, epsilon, delta, check_choice("calibration", calibration, ("tight", "paper")),
+            paper_formula)
+        self._shift = self._resolve_shift(check_flag("psd_shift", psd_shift), psd_alpha)
+        self._event = self._event_for(self._sigma, self._event_sensitivity)
+        self._steps = 0
+        self._clipped = 0
+
+    # -- hooks ----------------------------------------------------------------------
+    _nodes: int = 1
+
+    @abstractmethod
+    def _setup(self) -> None:
+        """Build the structure and the stream state (shape, horizon and sampler are set)."""
+
+    @abstractmethod
+    def _effective_sensitivity(self) -> float: ...
+
+    @abstractmethod
+    def _event_for(self, sigma: float, sensitivity: float) -> PrivacyEvent: ...
+
+    @abstractmethod
+    def _advance(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+    @abstractmethod
+    def _variance_units(self, step: int) -> float: ...
+
+    @abstractmethod
+    def _max_variance_units(self) -> float: ...
+
+    @abstractmethod
+    def _state_arrays(self) -> tuple[np.ndarray, ...]: ...
+
+    def _shift_for(self, alpha: float) -> float:
+        """The PSD shift from this mechanism's own prefix-noise variance, all steps at once."""
+        return noise_bounds.psd_shift(self.max_prefix_variance(), self._shape[0],
+                                      alpha / self._horizon)
+
+    # -- construction helpers -------------------------------------------------------
+    def _entries(self) -> int:
+        return max(math.prod(self._shape), 1)
+
+    def _released_entries(self) -> int:
+        """Entries the sampler draws per released value (the upper triangle if symmetric)."""
+        if self._symmetric:
+            dim = self._shape[0]
+            return dim * (dim + 1) // 2
+        return math.prod(self._shape)
+
+    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula) -> float:
+        if sigma is not None:
+            if epsilon is not None or delta is not None:
+                raise invalid("sigma", sigma, "None when epsilon and delta are given (not both)")
+            if how != "tight":
+                raise invalid("calibration", how, "'tight' (unused) when sigma is given")
+            return check_positive("sigma", sigma)
+        if epsilon is None or delta is None:
+            raise invalid("(sigma, epsilon, delta)", (sigma, epsilon, delta),
+                          "either sigma, or both epsilon and delta")
+        epsilon, delta = check_positive("epsilon", epsilon), check_delta("delta", delta)
+        if how == "tight":
+            return calib.calibrate_gaussian_sigma(
+                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes)
+        if not self.paper_calibration:
+            raise invalid("calibration", how,
+                          f"'tight' for the {self.kind!r} mechanism (the papers' formulas are "
+                          f"for trees)")
+        return calib.paper_tree_sigma(epsilon, delta, self._event_sensitivity,
+                                      horizon=self._horizon, formula=paper_formula)
+
+    def _resolve_shift(self, psd_shift: bool, psd_alpha: float) -> float:
+        if not psd_shift:
+            return 0.0
+        if not self._symmetric:
+            raise invalid("psd_shift", psd_shift, "False unless symmetric=True")
+        alpha = check_positive("psd_alpha", psd_alpha)
+        if alpha >= 1:
+            raise invalid("psd_alpha", psd_alpha, "a probability in (0, 1)")
+        return self._shift_for(alpha)
+
+    # -- the stream -----------------------------------------------------------------
+    def add(self, increment: object, rng: np.random.Generator) -> np.ndarray:
+        """Add the next increment and return the noisy prefix sum (same shape).
+
+        Raises HorizonExceededError past the horizon, ShapeError for a wrong
+        shape or dtype, InvalidParameterError for NaN/inf or (symmetric) an
+        asymmetric matrix, OutOfBoundsError over clip_norm with
+        on_excess="reject"; a refused call changes nothing.
+        """
+        if self._steps >= self._horizon:
+            raise HorizonExceededError(
+                f"add: the {self.kind} mechanism's horizon is {self._horizon} releases and all "
+                f"were used; build a new {type(self).__name__} for further steps")
+        check_rng(rng)
+        x, clipped = self._prepare(increment)
+        out = self._advance(x, rng)
+        self._steps += 1
+        self._clipped += clipped
+        if self._shift:
+            out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
+        return out
+
+    def _prepare(self, increment: object) -> tuple[np.ndarray, bool]:
+        """The validated, symmetrised and clipped increment, and whether it was clipped."""
+        x = real_array("increment", increment, self._shape)
+        norm = frobenius(x)
+        if self._symmetric:
+            skew = x - x.T
+            gap = frobenius(skew)
+            if gap > _SYMMETRY_TOL * (1.0 + norm):
+                raise invalid("increment", f"a matrix with ||x - x.T|| = {gap:.3g}",
+                              "a symmetric matrix (symmetric=True)")
+            if gap:
+                x = (x + x.T) * 0.5  # exactly symmetric: float addition commutes
+                norm = frobenius(x)
+        if norm > self._clip:
+            if self._on_excess == "reject":
+                raise OutOfBoundsError(
+                    f"increment must have L2/Frobenius norm <= clip_norm = {self._clip:g} "
+                    f"(on_excess='reject'); got norm {norm:.6g}")
+            return x * (self._clip / norm), True
+        return x, False
+
+    def _noisy(self, value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """`value` released through the sampler (the only place noise is added)."""
+        if self._symmetric:
+            return self._sampler._add_symmetric(value, self._sigma, rng)
+        return self._sampler._add_gaussian(value, self._sigma, rng)
+
+    # -- prefix noise ---------------------------------------------------------------
+    def prefix_variance(self, step: int | None = None) -> float:
+        """Per-entry variance of the noise in the prefix released at `step` (default: the last).
+
+        Exact for this mechanism (a linear combination of independent node or
+        release noises).  For symmetric noise this is the off-diagonal
+        variance; the diagonal has twice as much.  `step` counts releases,
+        1 ... horizon.
+        """
+        if step is None:
+            if not self._steps:
+                raise invalid("step", step, "an integer in [1, horizon] (nothing released yet)")
+            step = self._steps
+        step = check_count("step", step)
+        if step > self._horizon:
+            raise invalid("step", step, f"an integer in [1, horizon = {self._horizon}]")
+        return self._sigma**2 * self._variance_units(step)
+
+    def max_prefix_variance(self) -> float:
+        """The largest `prefix_variance` over the horizon (use it for bounds at every step)."""
+        return self._sigma**2 * self._max_variance_units()
+
+    def user_level_event(self, participations: int) -> PrivacyEvent:
+        """The event for a unit contributing up to `participations` increments (a user's stream).
+
+        Triangle inequality: the k increments' contributions to the released
+        values add, so the sensitivity of the whole release grows at most k
+        times (k x the nodes' sensitivity for a tree, k x the largest column
+        norm for a factorization), whatever the positions of the k increments.
+        """
+        k = check_count("participations", participations)
+        return self._event_for(self._sigma, k * self._event_sensitivity)
+
+    # -- read-only view -------------------------------------------------------------
+    @property
+    def event(self) -> PrivacyEvent:
+        """The whole stream's privacy event for one record (charge it once, before releasing)."""
+        return self._event
+
+    @property
+    def sigma(self) -> float:
+        """Per-entry standard deviation of each node or release noise (off-diagonal)."""
+        return self._sigma
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    @property
+    def horizon(self) -> int:
+        return self._horizon
+
+    @property
+    def clipped(self) -> int:
+        """How many increments were scaled down to clip_norm."""
+        return self._clipped
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def symmetric(self) -> bool:
+        return self._symmetric
+
+    @property
+    def l2_sensitivity(self) -> float:
+        """The declared sensitivity (the event's adds float and grid slack)."""
+        return self._sensitivity
+
+    @property
+    def clip_norm(self) -> float:
+        return self._clip
+
+    @property
+    def nodes_per_record(self) -> int:
+        """Gaussian releases one record meets (tree nodes; 1 for a factorization)."""
+        return self._nodes
+
+    @property
+    def shift(self) -> float:
+        """The multiple of I added to every release (0.0 without psd_shift)."""
+        return self._shift
+
+    @property
+    def sampler(self) -> Sampler:
+        return self._sampler
+
+    @property
+    def state_size(self) -> int:
+        """Floats the stream keeps between steps (its memory)."""
+        return sum(a.size for a in self._state_arrays())
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(shape={self._shape}, horizon={self._horizon}, "
+                f"sigma={self._sigma:.6g}, steps={self._steps}, sampler={self._sampler!r})")
+
+
+def frobenius(x: np.ndarray) -> float:
+    """L2 norm over all entries, without overflow for huge finite entries."""
+    squares = float(np.vdot(x, x))
+    if math.isfinite(squares):
+        return math.sqrt(squares)
+    top = float(np.abs(x).max())
+    return top * math.sqrt(float(np.vdot(x / top, x / top)))
+
+
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid(name, value, "True or False")
+    return bool(value)
