@@ -19,7 +19,6 @@ from privbandit.fedmab import (
     star,
 )
 from privbandit.fedmab import engine as engine_module
-from privbandit.mechanisms.samplers import EXACT
 from privbandit.result import RunResult
 
 T = 10**6
