@@ -39,6 +39,7 @@ from .events import (
     TreeAggregationEvent,
 )
 from .ledger import Ledger
+from .statement import PrivacyStatement, Relation
 
 __all__ = [
     "ACCOUNTANTS", "Accountant", "ApproxDPAccountant", "BudgetExceededError", "ComposedEvent",
@@ -49,4 +50,5 @@ __all__ = [
     "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
     "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
     "paper_tree_sigma", "register", "tree_nodes_per_record",
+    "PrivacyStatement", "Relation",
 ]

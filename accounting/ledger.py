@@ -6,6 +6,7 @@ from typing import Any
 from .accountants import Accountant, make_accountant
 from .errors import BudgetExceededError, invalid
 from .events import NotDifferentiallyPrivate, PrivacyEvent
+from .statement import PrivacyStatement
 from .validation import check_count, check_delta, check_positive
 
 # Relative slack so a release calibrated exactly to the budget is accepted.
@@ -38,6 +39,7 @@ class Ledger:
             raise invalid("accountant", accountant, "a fresh accountant with no events")
         self._notes: list[NotDifferentiallyPrivate] = []
         self._spent = 0.0  # epsilon at delta_budget, recomputed only when a charge lands
+        self.statement: PrivacyStatement | None = None
 
     @property
     def accountant(self) -> Accountant:
@@ -78,6 +80,12 @@ class Ledger:
             raise invalid("event", event, "a NotDifferentiallyPrivate event (use charge for DP)")
         self._notes.append(event)
 
+    def declare(self, statement: PrivacyStatement) -> None:
+        """Record the guarantee stated for this ledger's unit (shown in `summary()`)."""
+        if not isinstance(statement, PrivacyStatement):
+            raise invalid("statement", statement, "a PrivacyStatement")
+        self.statement = statement
+
     def spent(self) -> tuple[float, float]:
         """(epsilon spent at the budget's delta, that delta)."""
         return self._spent, self.delta_budget
@@ -98,6 +106,7 @@ class Ledger:
             "epsilon_remaining": self.remaining(),
             "releases": self._accountant.releases,
             "not_dp_releases": [n.reason for n in self._notes],
+            **({} if self.statement is None else {"statement": self.statement.to_dict()}),
         }
 
     def __repr__(self) -> str:

@@ -5,7 +5,7 @@ of K = 4, T = 10^6 rounds (the paper's synthetic experiment), default
 parameters of `privbandit.cascade.study`.
 
 - the run: `run_cascade("fedc3ucb-h", ...)`, i.e. the environment (contexts
-  drawn in blocks) and the policy driven by `privbandit.run.run`; target:
+  drawn in blocks) and the policy driven by `privbandit.run`; target:
   under 3 minutes;
 - the same run with `prefetch=True` (blocks of rounds drawn on a second
   core while the policy plays; the script checks the regret is identical);
@@ -31,7 +31,7 @@ import numpy as np
 
 from privbandit.cascade import LocalBuffers, fedc3ucb_h
 from privbandit.cascade.study import DEFAULTS, build_environment, run_cascade
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 
 SETTING = {"n_users": 40, "n_clusters": 10, "dim": 20, "n_items": 200, "list_len": 4}
 
@@ -71,9 +71,9 @@ def recorded_rounds(count: int, seed: np.random.SeedSequence) -> list:
 class FreshDeterminantBuffers(LocalBuffers):
     """The same buffers with the trigger computed the direct way: two slogdets per round."""
 
-    def __init__(self, n_agents, dim, alpha_c, lam):
-        super().__init__(n_agents, dim, alpha_c, lam)
-        self.decision = np.tile(np.eye(dim) * lam, (n_agents, 1, 1))
+    def __init__(self, n_users, dim, alpha_c, lam):
+        super().__init__(n_users, dim, alpha_c, lam)
+        self.decision = np.tile(np.eye(dim) * lam, (n_users, 1, 1))
 
     def add(self, agent, observed, clicked):
         self.gram[agent] += observed.T @ observed
@@ -96,7 +96,7 @@ def policy_only(records, rounds: int, horizon: int, fresh: bool):
     policy = fedc3ucb_h(SETTING["dim"], SETTING["n_users"], SETTING["n_items"],
                         SETTING["list_len"], horizon, **DEFAULTS)
     if fresh:
-        policy.buffers = FreshDeterminantBuffers(policy.n_agents, policy.dim, policy.alpha_c,
+        policy.buffers = FreshDeterminantBuffers(policy.n_users, policy.dim, policy.alpha_c,
                                                  policy.lam)
     rng = np.random.default_rng(0)
 

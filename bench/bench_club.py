@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import connected_components
 from privbandit.envs import seed000_environment
 from privbandit.kernels import club_confidence
 from privbandit.policies import CLUB
-from privbandit.run import run, seed_streams
+from privbandit.runtime import run, seed_streams
 
 BETA = 0.3
 ALPHA = 1.5

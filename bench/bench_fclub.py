@@ -2,7 +2,7 @@
 
 Setting: seed 000's synthetic world at the public code's setting (d = 10,
 m = 4 clusters, 20 users, 5 local servers, 10 fresh items per round), one
-seed, driven by `privbandit.run.run` (environment included).
+seed, driven by `privbandit.run` (environment included).
 
 - speed: CDP-FCLUB-DC (epsilon = 1, delta = 0.1, tight calibration) for T
   rounds (wall and CPU seconds; the ratio uses CPU time), against LinUCB
@@ -28,7 +28,7 @@ import time
 from privbandit.envs import seed000_environment
 from privbandit.fclub import make_policy
 from privbandit.policies import LinUCB
-from privbandit.run import run, seed_streams
+from privbandit.runtime import run, seed_streams
 
 AUTHORS_ROUNDS_PER_SECOND = 2200.0
 SETTING = {"dim": 10, "n_users": 20, "n_servers": 5}

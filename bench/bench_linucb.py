@@ -7,7 +7,7 @@ Bernoulli(clip(x . theta, 0, 1)) rewards, constant radius beta, T rounds.
   call, recomputes A^-1 with np.linalg.inv, and scores the items (vectorized);
 - privbandit: `LinUCB` (Sherman-Morrison inverse, determinant-lemma log-det,
   input checks) on `LinearUsersEnv` (contexts, arrivals and reward noise drawn
-  in blocks of rounds), driven by `privbandit.run.run`;
+  in blocks of rounds), driven by `privbandit.run`;
 - privbandit, pipelined: the same with `env.prefetch = True`, so the next
   block is drawn on a second core while the policy plays the current one
   (same rounds, same regret; the script checks).  Its wall-clock time uses
@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 
 from privbandit.envs import LinearUsersEnv, SphereItems
-from privbandit.envs.base import block_rounds
+from privbandit.envs.blocks import block_rounds
 from privbandit.policies import LinUCB
-from privbandit.run import run
+from privbandit.runtime import run
 
 BETA = 0.5
 

@@ -4,7 +4,7 @@ Setting: seed 003's synthetic world, d = 100 features split [20, 20, 20, 20, 20]
 over M = 5 parties, K in {100, 500, 1000} items a round, T = 5000 rounds,
 beta = 0.5.  For each K, in one process and on the same seed:
 
-- LinUCB on the full features (`privbandit.run.run`);
+- LinUCB on the full features (`privbandit.run`);
 - VFUCB with plain per-round traffic (the paper's protocol: serialized masked
   batches, masks still sealed at setup);
 - VFUCB with sealed per-round traffic (every masked batch sealed for the
@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinUCB  # noqa: E402
-from privbandit.run import seed_streams  # noqa: E402
+from privbandit.runtime import seed_streams  # noqa: E402
 from privbandit.vertical import VerticalFederation, mask_stream  # noqa: E402
 from privbandit.vertical.ties import TieTolerant  # noqa: E402
 

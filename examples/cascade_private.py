@@ -58,7 +58,7 @@ def main() -> None:
         reg = np.array([r["final_regret"] for r in recs])
         com = np.array([r["comm"]["rounds"] for r in recs])
         err = np.array([r["cluster_error"][-1] for r in recs])
-        sigma = recs[0]["privacy"].get("sigma")
+        sigma = recs[0]["privacy"]["details"].get("sigma")
         sd = reg.std(ddof=1) if reg.size > 1 else 0.0
         sigma_s = f"{sigma:8.2f}" if sigma is not None else f"{'-':>8s}"
         print(f"{key:12s} {reg.mean():12.1f} ({sd:6.1f}) {com.mean():8.1f} ({com.std():4.1f})"

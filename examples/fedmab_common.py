@@ -60,7 +60,7 @@ def sweep(label: str, make_env, make_algo, seeds: int, horizon: int) -> Sweep:
         env_rng, run_rng = streams(seed)
         env = make_env(env_rng)
         result = make_algo().run(env, run_rng)
-        cum = result.cumulative_regret() / env.n_agents
+        cum = result.cumulative_regret() / env.n_users
         regrets.append(cum[-1])
         costs.append(result.comm["cost"])
         curves.append(cum[rounds])

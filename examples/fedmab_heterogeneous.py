@@ -33,7 +33,7 @@ def small_het(rng):
 
 def small_hom(rng):
     """Homogeneous twin: every agent sees the heterogeneous instance's global means."""
-    return MultiAgentBernoulliMAB(small_het(rng).global_means, n_agents=5)
+    return MultiAgentBernoulliMAB(small_het(rng).global_means, n_users=5)
 
 
 def single_agent(label: str, make_env, seeds: int, horizon: int) -> Sweep:
@@ -44,7 +44,7 @@ def single_agent(label: str, make_env, seeds: int, horizon: int) -> Sweep:
         env_rng, run_rng = streams(seed)
         env = make_env(env_rng)
         per_agent = []
-        for i, gen in enumerate(run_rng.spawn(env.n_agents)):
+        for i, gen in enumerate(run_rng.spawn(env.n_users)):
             alone = MultiAgentBernoulliMAB(env.means[i:i + 1])
             arms = CDPMAB(EPS, horizon).simulate(alone, gen).round_arms()[:, 0]
             per_agent.append(np.cumsum(env.gaps[arms]))

@@ -34,7 +34,7 @@ from privbandit.audits.attacks.masks import skewed_contexts  # noqa: E402
 from privbandit.envs import LinearUsersEnv, PoolItems  # noqa: E402
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinUCB  # noqa: E402
-from privbandit.run import seed_streams  # noqa: E402
+from privbandit.runtime import seed_streams  # noqa: E402
 from privbandit.vertical.leakage import (  # noqa: E402
     collect_traffic,
     gram_error,

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinTS, LinUCB, Policy  # noqa: E402
-from privbandit.run import seed_streams  # noqa: E402
+from privbandit.runtime import seed_streams  # noqa: E402
 from privbandit.vertical import run_centralized, run_partial_local, run_vertical  # noqa: E402
 from privbandit.vertical.ties import TieTolerant  # noqa: E402
 

@@ -23,6 +23,7 @@ _ENTRY_POINTS = {
     "algorithms": "privbandit.registry",
     "get_algorithm": "privbandit.registry",
     "register_algorithm": "privbandit.registry",
+    "run": "privbandit.runtime",
     "load_study": "privbandit.studies.spec",
     "run_study": "privbandit.studies.runner",
 }

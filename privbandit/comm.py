@@ -1,10 +1,24 @@
-"""A communication log: rounds with communication, messages and bytes by direction.
+"""The federation's vocabulary, shared by every family, and its communication log.
 
-Federated algorithms record every message they exchange; the run result
-carries `CommLog.summary()`.  Directions are a fixed vocabulary (typos fail
-loudly): "upload" (agent -> server), "download" (server -> agent),
-"broadcast" (server -> all agents, counted once per recipient by the caller)
-and "p2p" (agent -> agent); a log may declare more at construction.
+Parties.  Every role that holds data or combines it is a *party*, named by a
+string: `party("agent", 3)` is "agent 3"; SERVER is "server"; a family may
+name its roles (the vertical protocol's "active", "passive-1", "generator").
+
+Messages, in one vocabulary of directions (a typo fails loudly):
+
+- UPLOAD   a party sends what it computed to a server or an aggregating party
+           (local statistics, noisy means, masked batches);
+- DOWNLOAD a server or aggregating party sends to a party (models, the active
+           set, requests, mask blocks); a broadcast counts once per recipient;
+- PEER     a party sends to another party directly (gossip protocols);
+- RELEASE  an aggregator publishes a mechanism's output (C-anonymous group sums).
+
+Every privacy-relevant value leaves a party only through a mechanism
+(`privbandit.mechanisms`), charged to the party's ledger before the release;
+the message that carries it is then logged here.  The log counts messages
+and bytes by direction (and by sending party when the sender is given) and
+the rounds in which anything was sent; the run loop reads it as an observer
+(`runtime.observers.Communication`) into `RunResult.comm` and `comm_rounds`.
 """
 from __future__ import annotations
 
@@ -16,7 +30,14 @@ from privbandit.accounting.validation import check_count
 
 from .errors import config_error
 
-DIRECTIONS: tuple[str, ...] = ("upload", "download", "broadcast", "p2p")
+UPLOAD, DOWNLOAD, PEER, RELEASE = "upload", "download", "peer", "release"
+DIRECTIONS: tuple[str, ...] = (UPLOAD, DOWNLOAD, PEER, RELEASE)
+SERVER = "server"
+
+
+def party(role: str, index: int) -> str:
+    """The name of party `index` of a role, e.g. party("agent", 3) == "agent 3"."""
+    return f"{role} {check_count('index', index, minimum=0)}"
 
 
 def payload_bytes(*arrays: Any) -> int:
@@ -25,34 +46,39 @@ def payload_bytes(*arrays: Any) -> int:
 
 
 class CommLog:
-    """Counts of messages and bytes per direction, and the set of rounds that communicated.
+    """Counts of messages and bytes per direction (and sender), and the rounds that communicated.
 
-    `record(direction, messages=1, nbytes=0, round=None)`: `round` is the time
-    step (or epoch) of the exchange; a round is counted once however many
-    messages it carries.  Records without a round count messages and bytes
-    but no round.
+    `record(direction, messages=1, nbytes=0, round=None, sender=None)`:
+    `round` is the time step (or epoch) of the exchange; a round is counted
+    once however many messages it carries.  Records without a round count
+    messages and bytes but no round.
     """
 
-    def __init__(self, directions: tuple[str, ...] = DIRECTIONS) -> None:
-        if not directions or not all(isinstance(d, str) and d for d in directions):
-            raise config_error("directions", directions, "a non-empty tuple of non-empty strings")
-        self._directions = tuple(directions)
-        self._messages = dict.fromkeys(self._directions, 0)
-        self._bytes = dict.fromkeys(self._directions, 0)
+    def __init__(self) -> None:
+        self._messages = dict.fromkeys(DIRECTIONS, 0)
+        self._bytes = dict.fromkeys(DIRECTIONS, 0)
+        self._by_party: dict[str, list[int]] = {}
         self._rounds: set[int] = set()
 
     def record(
-        self, direction: str, messages: int = 1, nbytes: int = 0, round: int | None = None
+        self, direction: str, messages: int = 1, nbytes: int = 0, round: int | None = None,
+        sender: str | None = None,
     ) -> None:
         """Add `messages` messages totalling `nbytes` bytes in `direction` at `round`."""
         if direction not in self._messages:
-            raise config_error("direction", direction, f"one of {self._directions}")
+            raise config_error("direction", direction, f"one of {DIRECTIONS}")
         messages = check_count("messages", messages, minimum=0)
         nbytes = check_count("nbytes", nbytes, minimum=0)
-        self._messages[direction] += messages
-        self._bytes[direction] += nbytes
+        if sender is not None and (not isinstance(sender, str) or not sender):
+            raise config_error("sender", sender, "None or a party's name")
         if round is not None and messages > 0:
             self._rounds.add(check_count("round", round, minimum=0))
+        self._messages[direction] += messages
+        self._bytes[direction] += nbytes
+        if sender is not None:
+            counts = self._by_party.setdefault(sender, [0, 0])
+            counts[0] += messages
+            counts[1] += nbytes
 
     @property
     def rounds(self) -> int:
@@ -74,17 +100,24 @@ class CommLog:
     def by_direction(self, direction: str) -> tuple[int, int]:
         """(messages, bytes) recorded in one direction."""
         if direction not in self._messages:
-            raise config_error("direction", direction, f"one of {self._directions}")
+            raise config_error("direction", direction, f"one of {DIRECTIONS}")
         return self._messages[direction], self._bytes[direction]
 
+    def by_party(self, sender: str) -> tuple[int, int]:
+        """(messages, bytes) recorded with `sender` as the sending party."""
+        messages, nbytes = self._by_party.get(sender, (0, 0))
+        return messages, nbytes
+
     def summary(self) -> dict[str, Any]:
-        """A JSON-serialisable summary: rounds, totals, and per-direction counts."""
+        """A JSON-serialisable summary: rounds, totals, per-direction and per-sender counts."""
         return {
             "rounds": self.rounds,
             "messages": self.messages,
             "bytes": self.nbytes,
             "messages_by_direction": dict(self._messages),
             "bytes_by_direction": dict(self._bytes),
+            "messages_by_party": {k: v[0] for k, v in self._by_party.items()},
+            "bytes_by_party": {k: v[1] for k, v in self._by_party.items()},
         }
 
     def __repr__(self) -> str:

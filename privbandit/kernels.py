@@ -255,16 +255,16 @@ def oful_beta(
     logdet_ratio: np.ndarray | float,
     lam: float,
     noise_scale: float,
-    delta: float,
+    confidence: float,
     theta_bound: float,
 ) -> np.ndarray:
     """Self-normalised confidence radius of ridge regression (Abbasi-Yadkori et al. 2011, Thm 2).
 
-    beta = R sqrt(2 ln(1/delta) + ln(det V / det(lam I))) + sqrt(lam) S, where
+    beta = R sqrt(2 ln(1/confidence) + ln(det V / det(lam I))) + sqrt(lam) S, where
     R is the sub-Gaussian noise scale, S bounds ||theta|| and `logdet_ratio`
     is ln(det V / det(lam I)), tracked with `logdet_increment`.
     """
-    return noise_scale * np.sqrt(2.0 * np.log(1.0 / delta) + np.asarray(logdet_ratio)) + (
+    return noise_scale * np.sqrt(2.0 * np.log(1.0 / confidence) + np.asarray(logdet_ratio)) + (
         np.sqrt(lam) * theta_bound
     )
 

@@ -23,7 +23,7 @@ from .errors import config_error
 
 # Modules whose import registers algorithms (one per algorithm family).
 REGISTRATION_MODULES: tuple[str, ...] = (
-    "privbandit.policies.study",
+    "privbandit.centralized",
     "privbandit.fedmab.study",
     "privbandit.cascade.study",
     "privbandit.fclub.study",

@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.plain import to_plain
+from privbandit.accounting.statement import PrivacyStatement
 
 from .errors import ShapeError, config_error
+from .protocol import NON_PRIVATE
 
 
 def _float_array(name: str, value: Any) -> np.ndarray:
@@ -32,11 +34,14 @@ class RunResult:
     per-round pseudo-regret and realised reward; comm: `CommLog.summary()`;
     ledgers: `Ledger.summary()` of every protected unit; cluster_error and
     cluster_error_rounds: (C,) detection error (`kernels.cluster_error_rate`)
-    and the rounds it was measured at; privacy: the stated guarantee
-    (neighbouring relation, epsilon, delta, measure, ...); timings: seconds
+    and the rounds it was measured at; privacy: the stated guarantee (a
+    `PrivacyStatement`: relation, epsilon, delta, accountant, sampler
+    safety; stored in its stable JSON form); timings: seconds
     by phase; seed: the run's seed; environment: the environment's description;
     comm_rounds: (R,) the rounds in which communication happened
-    (`CommLog.round_indices()`), stored downsampled as `comm_rounds_curve`.
+    (`CommLog.round_indices()`), stored downsampled as `comm_rounds_curve`;
+    ledger_trace: for each ledger's unit, the [round, epsilon spent] points
+    at which its spending changed (`runtime.observers.LedgerTrace`).
     """
 
     algorithm: str
@@ -47,11 +52,12 @@ class RunResult:
     ledgers: list[dict[str, Any]] = field(default_factory=list)
     cluster_error: np.ndarray | None = None
     cluster_error_rounds: np.ndarray | None = None
-    privacy: dict[str, Any] = field(default_factory=dict)
+    privacy: PrivacyStatement = NON_PRIVATE
     timings: dict[str, float] = field(default_factory=dict)
     seed: int | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     comm_rounds: np.ndarray | None = None
+    ledger_trace: dict[str, list[list[float]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.regret = _float_array("regret", self.regret)
@@ -66,6 +72,8 @@ class RunResult:
                 "cluster_error_rounds", self.cluster_error_rounds,
                 "given exactly when cluster_error is given",
             )
+        if not isinstance(self.privacy, PrivacyStatement):
+            raise config_error("privacy", self.privacy, "a PrivacyStatement")
         if self.comm_rounds is not None:
             self.comm_rounds = np.sort(np.asarray(self.comm_rounds, dtype=np.int64))
         if self.cluster_error is not None:
@@ -109,8 +117,9 @@ class RunResult:
             "environment": to_plain(self.environment),
             "comm": to_plain(self.comm),
             "ledgers": to_plain(self.ledgers),
-            "privacy": to_plain(self.privacy),
+            "privacy": self.privacy.to_dict(),
             "timings": to_plain(self.timings),
+            "ledger_trace": to_plain(self.ledger_trace),
         }
         if max_points is None:
             out["regret"] = self.regret.tolist()
@@ -149,10 +158,12 @@ class RunResult:
             cluster_error=data.get("cluster_error"),
             cluster_error_rounds=data.get("cluster_error_rounds"),
             comm_rounds=data.get("comm_rounds"),
-            privacy=data.get("privacy", {}),
+            privacy=PrivacyStatement.from_dict(data["privacy"]) if "privacy" in data
+            else NON_PRIVATE,
             timings=data.get("timings", {}),
             seed=data.get("seed"),
             environment=data.get("environment", {}),
+            ledger_trace=data.get("ledger_trace", {}),
         )
 
 

@@ -93,3 +93,35 @@ def test_layer_checker_catches_upward_and_relative_imports(tmp_path):
     assert any("accounting/bad.py:1" in p for p in problems)
     assert any("mechanisms/lazy.py:2" in p and "privbandit.audits.runner" in p for p in problems)
     assert any("audits/bare.py:1" in p for p in problems)
+
+
+def test_layer_checker_catches_sublayers_unplaced_modules_and_cycles(tmp_path):
+    for folder in FOLDERS:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    pb = tmp_path / "privbandit"
+    for package in ("envs", "policies"):
+        (pb / package).mkdir()
+        (pb / package / "__init__.py").write_text("")
+    (pb / "envs" / "world.py").write_text("import numpy\nfrom ..policies import base\n")
+    (pb / "policies" / "base.py").write_text("from . import linear\n")
+    (pb / "policies" / "linear.py").write_text("from .base import Policy\n")
+    # an import inside a function is lazy: these two form no cycle
+    (pb / "policies" / "lazy.py").write_text("from . import eager\n")
+    (pb / "policies" / "eager.py").write_text("def f():\n    from . import lazy\n")
+    (pb / "misc.py").write_text("")
+    _, problems = _checker()["check"](tmp_path)
+    assert len(problems) == 3, problems
+    assert any("envs/world.py:2" in p and "sub-layer envs imports privbandit.policies.base" in p
+               for p in problems)
+    assert any("privbandit.misc belongs to no privbandit sub-layer" in p for p in problems)
+    assert any(p.endswith("privbandit.policies.base <-> privbandit.policies.linear")
+               for p in problems)
+
+
+def test_privbandit_sublayers_cover_its_folders():
+    layers = _checker()["SUBLAYERS"]
+    named = {m for _, members in layers for m in members if m}
+    folders = {p.name for p in (ROOT / "privbandit").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= named

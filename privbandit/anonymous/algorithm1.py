@@ -31,11 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_count, check_positive
 
+from ..comm import CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
+from ..protocol import StepProtocol
 from ..result import RunResult
+from ..runtime import play
 from .batched_elimination import BatchedElimination
 from .decompositions import (
     DECOMPOSITIONS,
@@ -154,64 +159,78 @@ class AnonymousBaSE:
 
     def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
             ) -> RunResult:
-        """Play T rounds on `env`; all randomness from `rng`."""
-        env = check_env(env, self.n_users, self.n_arms, self.threshold)
-        started = time.perf_counter()
-        decompose_rng, elicit_rng = rng.spawn(2)
-        base = BatchedElimination(
-            self.n_users, self.n_arms, self.base_horizon, self.batches, grid=self.grid,
-            gamma=self.gamma, variance=estimate_variance(env),
-        )
-        ledger = private_ledger(env, self.horizon)
-        elicitor = Elicitor(env, elicit_rng, ledger)
-        timeline = Timeline(self.horizon)
-        diag = {"sizes": [], "alphas": [], "topped_up": [], "aborted_batch": None}
-        errors, error_rounds = [], []
-        spent = {"decompose": 0.0, "elicit": 0.0}
-        while base.exploring and timeline.remaining > 0:
-            active = base.active.copy()
-            if not is_u_batched(active, self.cluster_size):
-                diag["aborted_batch"] = base.batch
-                break
-            t0 = time.perf_counter()
-            dec = DECOMPOSITIONS[self.decomposition](
-                active, base.demand(), self.threshold, decompose_rng
-            )
-            verify_decomposition(dec, active, base.demand(), self.threshold)
-            fill = (base.leader() if self.fill == "leader"
-                    else random_active_arms(active, len(dec.patterns), decompose_rng))
-            dec = dec.filled(active, fill)
-            t1 = time.perf_counter()
-            diag["sizes"].append(dec.size)
-            diag["alphas"].append(dec.details.get("alpha"))
-            diag["topped_up"].append(dec.details.get("topped_up", 0))
-            sums, counts = self._elicit_batch(dec, elicitor, timeline, env)
-            spent["decompose"] += t1 - t0
-            spent["elicit"] += time.perf_counter() - t1
-            base.record(sums, counts)
-            base.end_batch()
-            errors.append(env.cluster_error(base.leader()))
-            error_rounds.append(timeline.used)
-        committed = base.leader()
-        timeline.play(env, committed[None, :], np.array([timeline.remaining]))
-        regret, reward = timeline.arrays()
-        spent["total"] = time.perf_counter() - started
-        return RunResult(
-            algorithm=f"anonymous-base-{self.decomposition}",
-            params={**self.params(), "diagnostics": diag},
-            regret=regret, reward=reward, comm=elicitor.comm.summary(),
-            ledgers=[] if ledger is None else [ledger.summary()],
-            cluster_error=np.array(errors + [env.cluster_error(committed)]),
-            cluster_error_rounds=np.array(error_rounds + [self.horizon]),
-            privacy=privacy_statement(env, ledger), timings=spent, seed=seed,
-            environment=env.describe(),
-        )
+        """Play T rounds on `env` with the one run loop; all randomness from `rng`."""
+        return play(BaSEProtocol(self), env, self.horizon, rng=rng, seed=seed)
 
-    def _elicit_batch(self, dec, elicitor: Elicitor, timeline: Timeline,
-                      env: AnonymousBanditEnv) -> tuple[np.ndarray, np.ndarray]:
+
+class BaSEProtocol(StepProtocol):
+    """Algorithm 1 as a protocol of the run loop: one step per batch, then the commitment.
+
+    After each batch the loop measures the detection error of the users'
+    leaders (`AnonymousBanditEnv.detection_error`).
+    """
+
+    def __init__(self, algorithm: AnonymousBaSE) -> None:
+        self.alg = algorithm
+        self.name = f"anonymous-base-{algorithm.decomposition}"
+
+    def start(self, env: AnonymousBanditEnv, horizon: int, rng: np.random.Generator) -> None:
+        super().start(env, horizon, rng)
+        alg = self.alg
+        check_env(env, alg.n_users, alg.n_arms, alg.threshold)
+        self._decompose_rng, elicit_rng = rng.spawn(2)
+        self.base = BatchedElimination(
+            alg.n_users, alg.n_arms, alg.base_horizon, alg.batches, grid=alg.grid,
+            gamma=alg.gamma, variance=estimate_variance(env),
+        )
+        self._ledger = private_ledger(env, alg.horizon)
+        self.elicitor = Elicitor(env, elicit_rng, self._ledger)
+        self.timeline = Timeline(alg.horizon)
+        self.diag = {"sizes": [], "alphas": [], "topped_up": [], "aborted_batch": None}
+        self._spent = {"decompose": 0.0, "elicit": 0.0}
+        self._exploring = True
+
+    def step(self, env: AnonymousBanditEnv, t: int, rng: np.random.Generator
+             ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """The next batch of elicitations, or every user's leader to the horizon."""
+        timeline = self.timeline
+        while self._exploring and self.base.exploring and timeline.remaining > 0:
+            self._batch(env)
+            runs = timeline.take_runs()
+            if runs:
+                return runs
+        self._exploring = False
+        timeline.play(env, self.base.leader()[None, :], np.array([timeline.remaining]))
+        return timeline.take_runs()
+
+    def _batch(self, env: AnonymousBanditEnv) -> None:
+        alg, base, rng = self.alg, self.base, self._decompose_rng
+        active = base.active.copy()
+        if not is_u_batched(active, alg.cluster_size):
+            self.diag["aborted_batch"] = base.batch
+            self._exploring = False
+            return
+        t0 = time.perf_counter()
+        dec = DECOMPOSITIONS[alg.decomposition](active, base.demand(), alg.threshold, rng)
+        verify_decomposition(dec, active, base.demand(), alg.threshold)
+        fill = (base.leader() if alg.fill == "leader"
+                else random_active_arms(active, len(dec.patterns), rng))
+        dec = dec.filled(active, fill)
+        t1 = time.perf_counter()
+        self.diag["sizes"].append(dec.size)
+        self.diag["alphas"].append(dec.details.get("alpha"))
+        self.diag["topped_up"].append(dec.details.get("topped_up", 0))
+        sums, counts = self._elicit_batch(dec, env)
+        self._spent["decompose"] += t1 - t0
+        self._spent["elicit"] += time.perf_counter() - t1
+        base.record(sums, counts)
+        base.end_batch()
+
+    def _elicit_batch(self, dec, env: AnonymousBanditEnv) -> tuple[np.ndarray, np.ndarray]:
         """Play every assignment of `dec` (2C + 2 rounds each) while the horizon lasts."""
-        sums = np.zeros((self.n_users, self.n_arms))
-        counts = np.zeros((self.n_users, self.n_arms), dtype=np.int64)
+        elicitor, timeline = self.elicitor, self.timeline
+        sums = np.zeros((self.alg.n_users, self.alg.n_arms))
+        counts = np.zeros((self.alg.n_users, self.alg.n_arms), dtype=np.int64)
         fits = min(dec.size, timeline.remaining // elicitor.rounds)
         assignments = dec.assignments()[:fits]
         for assignment in assignments:
@@ -222,6 +241,27 @@ class AnonymousBaSE:
             rounds = np.r_[rounds, timeline.remaining - fits * elicitor.rounds]
         timeline.play(env, assignments, rounds)
         return sums, counts
+
+    # -- reporting ----------------------------------------------------------------------
+    def cluster_labels(self) -> np.ndarray:
+        """Each user's leader: the arm it currently believes optimal."""
+        return self.base.leader()
+
+    def params(self) -> dict:
+        return {**self.alg.params(), "diagnostics": self.diag}
+
+    @property
+    def comm(self) -> CommLog:
+        return self.elicitor.comm
+
+    def ledgers(self) -> list[Ledger]:
+        return [] if self._ledger is None else [self._ledger]
+
+    def privacy(self) -> PrivacyStatement:
+        return privacy_statement(self.elicitor.env, self._ledger)
+
+    def timings(self) -> dict[str, float]:
+        return dict(self._spent)
 
 
 def _first_batch_fits(grid: str, base_horizon: int, batches: int, n_arms: int) -> bool:

@@ -26,10 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_count, check_positive
 
+from ..comm import CommLog
 from ..envs.anonymous import AnonymousBanditEnv
+from ..protocol import StepProtocol
 from ..result import RunResult
+from ..runtime import play
 from .algorithm1 import _check_threshold
 from .errors import HorizonTooShortError, assumption_error
 from .runtime import Elicitor, Timeline, check_env, privacy_statement, private_ledger
@@ -84,31 +89,75 @@ class AnonymousExploreThenCommit:
 
     def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
             ) -> RunResult:
-        """Play T rounds on `env`; all randomness from `rng`."""
-        env = check_env(env, self.n_users, self.n_arms, self.threshold)
-        started = time.perf_counter()
-        ledger = private_ledger(env, self.horizon)
-        elicitor = Elicitor(env, rng.spawn(1)[0], ledger)
-        timeline = Timeline(self.horizon)
-        sums = np.zeros((self.n_users, self.n_arms))
-        counts = np.zeros((self.n_users, self.n_arms), dtype=np.int64)
-        arms = np.arange(1, self.phases + 1) % self.n_arms  # phase r plays arm r mod K
-        plays = np.repeat(arms[:, None], self.n_users, axis=1)
-        for assignment in plays:
-            elicitor.elicit(assignment, sums, counts)
-        timeline.play(env, plays, np.full(self.phases, elicitor.rounds))
-        explored = time.perf_counter() - started
+        """Play T rounds on `env` with the one run loop; all randomness from `rng`."""
+        return play(ExploreThenCommitProtocol(self), env, self.horizon, rng=rng, seed=seed)
+
+
+class ExploreThenCommitProtocol(StepProtocol):
+    """Algorithm 2 as a protocol of the run loop: the exploration phases, then the commitment.
+
+    Users have no leader until they commit, so the detection error is measured
+    once, after the commitment.
+    """
+
+    name = "anonymous-etc"
+
+    def __init__(self, algorithm: AnonymousExploreThenCommit) -> None:
+        self.alg = algorithm
+
+    def start(self, env: AnonymousBanditEnv, horizon: int, rng: np.random.Generator) -> None:
+        super().start(env, horizon, rng)
+        alg = self.alg
+        check_env(env, alg.n_users, alg.n_arms, alg.threshold)
+        self._ledger = private_ledger(env, alg.horizon)
+        self.elicitor = Elicitor(env, rng.spawn(1)[0], self._ledger)
+        self.timeline = Timeline(alg.horizon)
+        self.committed: np.ndarray | None = None
+        self._explored = 0.0
+
+    def step(self, env: AnonymousBanditEnv, t: int, rng: np.random.Generator
+             ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """Every exploration phase at once, then every user's best estimate to the horizon."""
+        if t == 0:
+            runs = self._explore(env)
+            if runs:
+                return runs
+        timeline = self.timeline
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
-        committed = np.argmax(means, axis=1)
-        timeline.play(env, committed[None, :], np.array([timeline.remaining]))
-        regret, reward = timeline.arrays()
-        return RunResult(
-            algorithm="anonymous-etc", params=self.params(), regret=regret, reward=reward,
-            comm=elicitor.comm.summary(), ledgers=[] if ledger is None else [ledger.summary()],
-            cluster_error=np.array([env.cluster_error(committed)]),
-            cluster_error_rounds=np.array([self.horizon]),
-            privacy=privacy_statement(env, ledger),
-            timings={"explore": explored, "total": time.perf_counter() - started},
-            seed=seed, environment=env.describe(),
-        )
+            means = np.where(self._counts > 0, self._sums / np.maximum(self._counts, 1), -np.inf)
+        self.committed = np.argmax(means, axis=1)
+        timeline.play(env, self.committed[None, :], np.array([timeline.remaining]))
+        return timeline.take_runs()
+
+    def _explore(self, env: AnonymousBanditEnv) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        alg, started = self.alg, time.perf_counter()
+        self._sums = np.zeros((alg.n_users, alg.n_arms))
+        self._counts = np.zeros((alg.n_users, alg.n_arms), dtype=np.int64)
+        arms = np.arange(1, alg.phases + 1) % alg.n_arms  # phase r plays arm r mod K
+        plays = np.repeat(arms[:, None], alg.n_users, axis=1)
+        for assignment in plays:
+            self.elicitor.elicit(assignment, self._sums, self._counts)
+        self.timeline.play(env, plays, np.full(alg.phases, self.elicitor.rounds))
+        self._explored = time.perf_counter() - started
+        return self.timeline.take_runs()
+
+    # -- reporting ----------------------------------------------------------------------
+    def cluster_labels(self) -> np.ndarray | None:
+        """Each user's committed arm (None while exploring)."""
+        return self.committed
+
+    def params(self) -> dict:
+        return self.alg.params()
+
+    @property
+    def comm(self) -> CommLog:
+        return self.elicitor.comm
+
+    def ledgers(self) -> list[Ledger]:
+        return [] if self._ledger is None else [self._ledger]
+
+    def privacy(self) -> PrivacyStatement:
+        return privacy_statement(self.elicitor.env, self._ledger)
+
+    def timings(self) -> dict[str, float]:
+        return {"explore": self._explored}

@@ -6,20 +6,20 @@ ledger before each release.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.anonymous import elicit_feedback
 
-from ..comm import CommLog
+from ..comm import RELEASE, CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
+from ..privacy import is_float_safe
 
 
 class Timeline:
-    """Per-round pseudo-regret and expected reward of what was played, up to the horizon."""
+    """The clock of what was played, up to the horizon, and the step's runs of rounds."""
 
     def __init__(self, horizon: int) -> None:
         self.horizon = horizon
@@ -41,14 +41,14 @@ class Timeline:
             self._values.append((env.regret(played), env.expected_reward(played), lengths[keep]))
             self.used += int(lengths.sum())
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(regret, reward), each (T,) float64; rounds never played stay 0."""
-        regret, reward = np.zeros(self.horizon), np.zeros(self.horizon)
-        if self._values:
-            reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values, strict=True))
-            regret[: lengths.sum()] = np.repeat(reg, lengths)
-            reward[: lengths.sum()] = np.repeat(rew, lengths)
-        return regret, reward
+    def take_runs(self) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """What was played since the last call, as one run of per-round (regret, expected
+        reward) for the run loop (`protocol.StepProtocol`); empty when nothing was."""
+        if not self._values:
+            return []
+        reg, rew, lengths = (np.concatenate(v) for v in zip(*self._values, strict=True))
+        self._values = []
+        return [(np.repeat(reg, lengths), np.repeat(rew, lengths), 1)]
 
 
 class Elicitor:
@@ -72,7 +72,7 @@ class Elicitor:
         counts[users, assignment[users]] += 1
         start = self.calls * self.rounds
         for r in range(self.rounds):  # one release of S group sums per round
-            self.comm.record("upload", messages=e.aggregates.shape[1],
+            self.comm.record(RELEASE, messages=e.aggregates.shape[1],
                              nbytes=e.aggregates[r].nbytes, round=start + r)
         self.calls += 1
 
@@ -99,26 +99,31 @@ def private_ledger(env: AnonymousBanditEnv, horizon: int) -> Ledger | None:
     if not env.aggregator.noisy:
         return None
     per_round = env.aggregator.event.pure_epsilon
-    return Ledger("any one user (user-level)", per_round * horizon, accountant="pure-dp")
+    ledger = Ledger("any one user (user-level)", per_round * horizon, accountant="pure-dp")
+    ledger.declare(PrivacyStatement(
+        Relation.USER, per_round * horizon, 0.0, "pure-dp", is_float_safe(env.sampler),
+        unit=ledger.unit, summary=f"{per_round:g}-DP per round a user is released in"))
+    return ledger
 
 
-def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> dict[str, Any]:
+def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> PrivacyStatement:
     """The stated guarantee of a run, for `RunResult.privacy`."""
-    statement: dict[str, Any] = {
-        "anonymity": f"every observation sums >= C={env.threshold} users' rewards (seed 004)",
-        "differencing": "elicitation differences sums across rounds by design",
-    }
+    anonymity = f"every observation sums >= C={env.threshold} users' rewards (seed 004)"
+    details = {"threshold": env.threshold, "anonymity": anonymity,
+               "differencing": "elicitation differences sums across rounds by design"}
     if ledger is None:
-        statement["measure"] = "C-anonymity (not differential privacy)"
-        return statement
+        return PrivacyStatement(
+            Relation.K_ANONYMITY, unit="one user's reward in one round", details=details,
+            summary=f"C-anonymity, not differential privacy: {anonymity}")
     eps, _ = ledger.spent()
-    statement.update(
-        measure="pure-dp",
-        neighbouring="one user's reward in one round (record level)",
-        record_epsilon=env.aggregator.event.pure_epsilon,
-        user_epsilon=eps,
-    )
-    return statement
+    record = env.aggregator.event.pure_epsilon
+    details["record_epsilon"] = record
+    return PrivacyStatement(
+        Relation.USER, eps, 0.0, "pure-dp", is_float_safe(env.sampler),
+        unit=ledger.unit, details=details,
+        summary=f"{eps:g}-DP (pure) for everything one user contributes: each round's "
+                f"Laplace-noised sums are {record:g}-DP for one user's reward in that round "
+                "(record level), composed over the rounds the user was released in")
 
 
 def check_env(env: object, n_users: int, n_arms: int, threshold: int) -> AnonymousBanditEnv:

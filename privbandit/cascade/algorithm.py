@@ -1,7 +1,7 @@
 """Federated contextual cascading UCB agents (seed 001): FedC3UCB-H and its baselines.
 
 One policy object plays all |U| agents (and the server) of a run; the run
-loop (`privbandit.run`) hands it the arriving user u_t and the round's items.
+loop (`privbandit.runtime`) hands it the arriving user u_t and the round's items.
 Each round the agent u_t
 
 1. scores every item with U_t(i) = min(theta_u . x_i + beta ||x_i||_{Sigma_u^-1}, 1)
@@ -37,11 +37,12 @@ import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
-from ..comm import CommLog, payload_bytes
+from ..comm import DOWNLOAD, UPLOAD, CommLog, payload_bytes
 from ..envs.cascade import check_ranking
 from ..errors import NormBoundError, RewardError, ShapeError, config_error
 from ..kernels import sherman_morrison
-from ..policies.base import Policy, check_dim, check_items, check_user
+from ..policies.base import Policy
+from ..validation import check_dim, check_items, check_user
 from .buffers import LocalBuffers
 from .oracle import check_list_length, observed_positions, top_k_list
 from .radius import CascadeRadius
@@ -66,7 +67,7 @@ class _CascadeAgents(Policy):
     def __init__(
         self,
         dim: int,
-        n_agents: int,
+        n_users: int,
         n_items: int,
         list_len: int,
         horizon: int,
@@ -75,28 +76,28 @@ class _CascadeAgents(Policy):
         beta: float | str,
         beta_scale: float,
         noise_scale: float,
-        radius_delta: float,
+        confidence: float,
         item_bound: float | None,
     ) -> None:
         self.dim = check_dim("dim", dim)
-        self.n_agents = check_dim("n_agents", n_agents)
+        self.n_users = check_dim("n_users", n_users)
         self.n_items = check_dim("n_items", n_items)
         self.list_len = check_list_length(list_len, self.n_items)
         self.horizon = check_dim("horizon", horizon)
         self.lam = check_positive("lam", lam)
         self.item_bound = None if item_bound is None else check_positive("item_bound", item_bound)
-        self.radius = CascadeRadius(beta, beta_scale, noise_scale, radius_delta)
+        self.radius = CascadeRadius(beta, beta_scale, noise_scale, confidence)
         # decision statistics of every agent: [Sigma_u^-1 | theta_u], (n, d, d + 1)
-        self._stacked = np.zeros((self.n_agents, self.dim, self.dim + 1))
+        self._stacked = np.zeros((self.n_users, self.dim, self.dim + 1))
         self._stacked[:, :, :-1] = np.eye(self.dim) / self.lam
         self._items_shape = (self.n_items, self.dim)
         # relative slack so rounding of normalised vectors passes the bound
         self._bound_sq = None if item_bound is None else self.item_bound**2 * (1 + 1e-9)
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # (items, list) of select
 
-    def _beta_value(self, n_agents: int, alpha_c: float) -> float:
+    def _beta_value(self, n_users: int, alpha_c: float) -> float:
         return self.radius.value(
-            dim=self.dim, n_agents=n_agents, alpha_c=alpha_c, list_len=self.list_len,
+            dim=self.dim, n_users=n_users, alpha_c=alpha_c, list_len=self.list_len,
             horizon=self.horizon, lam=self.lam,
         )
 
@@ -106,7 +107,7 @@ class _CascadeAgents(Policy):
         items: (I, d) float.  One matrix product gives both x_i . theta_u and
         Sigma_u^-1 x_i; a NaN or infinite item makes a score non-finite and is refused.
         """
-        u = check_user(agent, self.n_agents)
+        u = check_user(agent, self.n_users)
         if not isinstance(items, np.ndarray) or items.shape != self._items_shape:
             shape = getattr(items, "shape", type(items).__name__)
             raise ShapeError(f"items must be an array of shape {self._items_shape}; got {shape}")
@@ -166,7 +167,7 @@ class _CascadeAgents(Policy):
 
     def _base_params(self) -> dict[str, Any]:
         return {
-            "dim": self.dim, "n_agents": self.n_agents, "n_items": self.n_items,
+            "dim": self.dim, "n_users": self.n_users, "n_items": self.n_items,
             "list_len": self.list_len, "horizon": self.horizon, "lam": self.lam,
             "beta_value": self.beta, "item_bound": self.item_bound, **self.radius.params(),
         }
@@ -176,12 +177,12 @@ class FederatedCascadeUCB(_CascadeAgents):
     """Agents with local buffers, a det-ratio trigger and an optional auxiliary rule,
     and a server that clusters agents (or pools everyone); see the module docstring.
 
-    Parameters: dim d, n_agents |U|, n_items I (items per round), list_len K
+    Parameters: dim d, n_users |U|, n_items I (items per round), list_len K
     (<= I), horizon T (fixes the radius), alpha_c > 0 (communication
     threshold), alpha_d > 0 (deletion threshold), auxiliary in ("pt",
     "force", "none"), clustering (server graph on or off), lam > 0 (ridge
     regulariser), beta ("lemma6" or a number) times beta_scale, noise_scale R,
-    radius_delta (the radius' failure probability), item_bound.
+    confidence (the radius' failure probability), item_bound.
 
     Privacy guarantee: none (a non-private algorithm); uploads are raw sums.
     """
@@ -191,7 +192,7 @@ class FederatedCascadeUCB(_CascadeAgents):
     def __init__(
         self,
         dim: int,
-        n_agents: int,
+        n_users: int,
         n_items: int,
         list_len: int,
         horizon: int,
@@ -204,13 +205,13 @@ class FederatedCascadeUCB(_CascadeAgents):
         beta: float | str = 0.3,
         beta_scale: float = 1.0,
         noise_scale: float = 0.5,
-        radius_delta: float = 0.1,
+        confidence: float = 0.1,
         item_bound: float | None = 1.0,
         name: str | None = None,
     ) -> None:
         super().__init__(
-            dim, n_agents, n_items, list_len, horizon, lam=lam, beta=beta,
-            beta_scale=beta_scale, noise_scale=noise_scale, radius_delta=radius_delta,
+            dim, n_users, n_items, list_len, horizon, lam=lam, beta=beta,
+            beta_scale=beta_scale, noise_scale=noise_scale, confidence=confidence,
             item_bound=item_bound,
         )
         if auxiliary not in AUXILIARY:
@@ -219,12 +220,12 @@ class FederatedCascadeUCB(_CascadeAgents):
             raise config_error("clustering", clustering, "True or False")
         self.auxiliary = auxiliary
         self.alpha_c = check_positive("alpha_c", alpha_c)
-        self.server = CascadeServer(self.n_agents, self.dim, self.lam, alpha_d,
+        self.server = CascadeServer(self.n_users, self.dim, self.lam, alpha_d,
                                     clustering=clustering)
-        self.buffers = LocalBuffers(self.n_agents, self.dim, self.alpha_c, self.lam)
-        self.beta = self._beta_value(self.n_agents, self.alpha_c)
-        self.widths_beta = np.full(self.n_agents, self.beta)  # per agent: CDP widens it
-        self.arrivals = np.zeros(self.n_agents, dtype=np.int64)
+        self.buffers = LocalBuffers(self.n_users, self.dim, self.alpha_c, self.lam)
+        self.beta = self._beta_value(self.n_users, self.alpha_c)
+        self.widths_beta = np.full(self.n_users, self.beta)  # per agent: CDP widens it
+        self.arrivals = np.zeros(self.n_users, dtype=np.int64)
         self.triggers = dict.fromkeys(("det", "auxiliary"), 0)  # why agents communicated
         self._log = CommLog()
         self._coin = 1.0
@@ -238,7 +239,7 @@ class FederatedCascadeUCB(_CascadeAgents):
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Buffer the round's feedback, then communicate if a trigger fires (Alg. 2, 13)."""
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         observed, clicked = self._observed(items, action, feedback)
         self.buffers.add(u, observed, clicked)
         self.arrivals[u] += 1
@@ -260,18 +261,22 @@ class FederatedCascadeUCB(_CascadeAgents):
     def _communicate(self, agent: int, t: int) -> None:
         """Upload the buffer, run the server, adopt the cluster statistics (Alg. 1, 8-11)."""
         gram, moment, count = self.buffers.take(agent)
-        self._log.record("upload", 1, payload_bytes(gram, moment, count), round=t)
+        self._log.record(UPLOAD, 1, payload_bytes(gram, moment, count), round=t)
         gram_clu, theta_clu = self.server.receive(agent, gram, moment, count)
         self._adopt(agent, gram_clu, theta_clu, t)
 
     def _adopt(self, agent: int, gram: np.ndarray, theta: np.ndarray, t: int) -> None:
-        self._log.record("download", 1, payload_bytes(gram, theta), round=t)
+        self._log.record(DOWNLOAD, 1, payload_bytes(gram, theta), round=t)
         self._set_decision(agent, np.linalg.inv(gram), theta)
         self.buffers.reset(agent, self.inv[agent])
 
     @property
     def comm(self) -> CommLog:
         return self._log
+
+    def comm_details(self) -> dict[str, Any]:
+        """Why agents communicated: counts by trigger ("det", "auxiliary")."""
+        return {"triggers": dict(self.triggers)}
 
     def cluster_labels(self) -> np.ndarray:
         return self.server.labels()
@@ -295,7 +300,7 @@ class IndependentCascadeUCB(_CascadeAgents):
     def __init__(
         self,
         dim: int,
-        n_agents: int,
+        n_users: int,
         n_items: int,
         list_len: int,
         horizon: int,
@@ -304,22 +309,22 @@ class IndependentCascadeUCB(_CascadeAgents):
         beta: float | str = 0.3,
         beta_scale: float = 1.0,
         noise_scale: float = 0.5,
-        radius_delta: float = 0.1,
+        confidence: float = 0.1,
         item_bound: float | None = 1.0,
     ) -> None:
         super().__init__(
-            dim, n_agents, n_items, list_len, horizon, lam=lam, beta=beta,
-            beta_scale=beta_scale, noise_scale=noise_scale, radius_delta=radius_delta,
+            dim, n_users, n_items, list_len, horizon, lam=lam, beta=beta,
+            beta_scale=beta_scale, noise_scale=noise_scale, confidence=confidence,
             item_bound=item_bound,
         )
         self.beta = self._beta_value(1, 0.0)
-        self.widths_beta = np.full(self.n_agents, self.beta)
-        self.moment = np.zeros((self.n_agents, self.dim))
+        self.widths_beta = np.full(self.n_users, self.beta)
+        self.moment = np.zeros((self.n_users, self.dim))
         self._log = CommLog()
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Add the examined items to the agent's own ridge model (one rank-one step each)."""
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         observed, clicked = self._observed(items, action, feedback)
         inv = self.inv[u]  # a view: updated in place
         for x in observed:
@@ -332,45 +337,48 @@ class IndependentCascadeUCB(_CascadeAgents):
     def comm(self) -> CommLog:
         return self._log
 
+    def comm_details(self) -> dict[str, Any]:
+        return {"triggers": {}}  # never communicates
+
     def cluster_labels(self) -> np.ndarray:
-        return np.arange(self.n_agents)
+        return np.arange(self.n_users)
 
     def params(self) -> dict[str, Any]:
         return self._base_params()
 
 
-def fedc3ucb_h(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def fedc3ucb_h(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                **kwargs: Any) -> FederatedCascadeUCB:
     """FedC3UCB-H (seed 001, Alg. 1-3): clustering server, det-ratio and p_t triggers."""
-    return FederatedCascadeUCB(dim, n_agents, n_items, list_len, horizon, auxiliary="pt",
+    return FederatedCascadeUCB(dim, n_users, n_items, list_len, horizon, auxiliary="pt",
                                clustering=True, name="fedc3ucb-h", **kwargs)
 
 
-def force_comm(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def force_comm(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                **kwargs: Any) -> FederatedCascadeUCB:
     """ForceComm (seed 001, Alg. 4-5): communicate on each agent's 2^n-th arrival too."""
-    return FederatedCascadeUCB(dim, n_agents, n_items, list_len, horizon, auxiliary="force",
+    return FederatedCascadeUCB(dim, n_users, n_items, list_len, horizon, auxiliary="force",
                                clustering=True, name="forcecomm", **kwargs)
 
 
-def no_auxiliary(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def no_auxiliary(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                  **kwargs: Any) -> FederatedCascadeUCB:
     """NoAuxiliary: FedC3UCB-H without the p_t rule (det-ratio trigger only)."""
-    return FederatedCascadeUCB(dim, n_agents, n_items, list_len, horizon, auxiliary="none",
+    return FederatedCascadeUCB(dim, n_users, n_items, list_len, horizon, auxiliary="none",
                                clustering=True, name="noauxiliary", **kwargs)
 
 
-def fed_linucb(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def fed_linucb(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                *, alpha_d: float = 1.0, **kwargs: Any) -> FederatedCascadeUCB:
     """FedLinUCB (He et al. 2022) on cascading lists: one model shared by every agent.
 
     alpha_d is unused (no clustering) and accepted only for a uniform signature.
     """
-    return FederatedCascadeUCB(dim, n_agents, n_items, list_len, horizon, auxiliary="none",
+    return FederatedCascadeUCB(dim, n_users, n_items, list_len, horizon, auxiliary="none",
                                clustering=False, alpha_d=alpha_d, name="fedlinucb", **kwargs)
 
 
-def fed_ind(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def fed_ind(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
             **kwargs: Any) -> IndependentCascadeUCB:
     """FedInd: independent agents without communication."""
-    return IndependentCascadeUCB(dim, n_agents, n_items, list_len, horizon, **kwargs)
+    return IndependentCascadeUCB(dim, n_users, n_items, list_len, horizon, **kwargs)

@@ -20,7 +20,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import sherman_morrison
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 
 class LocalBuffers:
@@ -31,17 +31,17 @@ class LocalBuffers:
     (Sigma_u + Sigma_loc)^-1, gain (n,) = ln det(Sigma_u + Sigma_loc) - ln det(Sigma_u).
     """
 
-    def __init__(self, n_agents: int, dim: int, alpha_c: float, lam: float) -> None:
-        self.n_agents = check_dim("n_agents", n_agents)
+    def __init__(self, n_users: int, dim: int, alpha_c: float, lam: float) -> None:
+        self.n_users = check_dim("n_users", n_users)
         self.dim = check_dim("dim", dim)
         self.alpha_c = check_positive("alpha_c", alpha_c)
         self.log_threshold = math.log1p(self.alpha_c)
-        self.gram = np.zeros((self.n_agents, self.dim, self.dim))
-        self.moment = np.zeros((self.n_agents, self.dim))
-        self.count = np.zeros(self.n_agents, dtype=np.int64)
+        self.gram = np.zeros((self.n_users, self.dim, self.dim))
+        self.moment = np.zeros((self.n_users, self.dim))
+        self.count = np.zeros(self.n_users, dtype=np.int64)
         self.trigger_inv = np.tile(np.eye(self.dim) / check_positive("lam", lam),
-                                   (self.n_agents, 1, 1))
-        self.gain = np.zeros(self.n_agents)
+                                   (self.n_users, 1, 1))
+        self.gain = np.zeros(self.n_users)
 
     def add(self, agent: int, observed: np.ndarray, clicked: int | None) -> None:
         """Buffer the observed items (m, d) of one round; `clicked` is the row clicked or None."""

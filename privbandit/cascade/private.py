@@ -75,17 +75,20 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
-from privbandit.mechanisms.samplers import FAST, OpenDPSampler
+from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
+from ..comm import UPLOAD
 from ..errors import config_error
-from ..policies.base import check_user
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
+from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
 from .server import CascadeServer
 
-SAMPLERS = ("fast", "exact")
+UNIT = "one observation (examined items and click) of one round of one agent, replace-one"
 
 
 @dataclass(frozen=True)
@@ -126,14 +129,14 @@ class PrivateCascadeServer(CascadeServer):
     """
 
     def __init__(
-        self, n_agents: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
+        self, n_users: int, dim: int, lam: float, alpha_d: float, noise: TreeNoiseBounds,
         theta_bound: float,
     ) -> None:
-        super().__init__(n_agents, dim, lam, alpha_d, clustering=True)
+        super().__init__(n_users, dim, lam, alpha_d, clustering=True)
         self.noise = noise
         self.theta_bound = theta_bound
-        self.nodes = np.zeros(self.n_agents, dtype=np.int64)
-        self.floor = np.full(self.n_agents, lam)  # lambda_min of each agent's own matrix
+        self.nodes = np.zeros(self.n_users, dtype=np.int64)
+        self.floor = np.full(self.n_users, lam)  # lambda_min of each agent's own matrix
 
     def noise_nodes(self, members: np.ndarray) -> int:
         return int(self.nodes[members].sum())
@@ -168,8 +171,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     Extra parameters: epsilon > 0 and delta in (0, 1) (each agent's budget),
     calibration "tight" | "paper" (paper_formula "seed000" | "shariff-sheffet"),
-    accountant (the ledgers'), sampler "fast" (NumPy, simulation) | "exact"
-    (OpenDP), noise_level (failure probability of the noise bounds),
+    accountant (the ledgers'), sampler (`privbandit.privacy.DEFAULT_SAMPLER`, or
+    another `Sampler` or its name), noise_level (failure probability of the noise bounds),
     noise_width_scale ("matched", the default, or a number > 0: multiplies the
     noise term of the width).
     """
@@ -179,7 +182,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def __init__(
         self,
         dim: int,
-        n_agents: int,
+        n_users: int,
         n_items: int,
         list_len: int,
         horizon: int,
@@ -189,21 +192,21 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         calibration: str = "tight",
         paper_formula: str = "seed000",
         accountant: str = "exact-gaussian",
-        sampler: str = "fast",
+        sampler: Sampler | str | None = DEFAULT_SAMPLER,
         noise_level: float = 0.1,
         noise_width_scale: float | str = "matched",
         alpha_d: float = 4.0,
         theta_bound: float = 1.0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(dim, n_agents, n_items, list_len, horizon, auxiliary="pt",
+        super().__init__(dim, n_users, n_items, list_len, horizon, auxiliary="pt",
                          clustering=True, alpha_d=alpha_d, **kwargs)
         self.epsilon = check_positive("epsilon", epsilon)
-        self.delta_privacy = check_delta("delta", delta)
-        if self.delta_privacy == 0:
+        self.delta = check_delta("delta", delta)
+        if self.delta == 0:
             raise config_error("delta", delta, "a number in (0, 1) (Gaussian tree noise)")
-        if sampler not in SAMPLERS:
-            raise config_error("sampler", sampler, f"one of {SAMPLERS}")
+        self.sampler = resolve_sampler(sampler)
+        self.accountant = accountant
         self.theta_bound = check_positive("theta_bound", theta_bound)
         self.noise_width_scale = self._width_scale(noise_width_scale)
         bound = 1.0 if self.item_bound is None else self.item_bound
@@ -211,28 +214,28 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         shape = (self.dim + 1, self.dim + 1)
         tree_args = {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
-            "symmetric": True, "sampler": FAST if sampler == "fast" else OpenDPSampler(),
+            "symmetric": True, "sampler": self.sampler,
         }
         first = TreePrivatizer(shape, self.horizon, epsilon=self.epsilon,
-                               delta=self.delta_privacy, calibration=calibration,
+                               delta=self.delta, calibration=calibration,
                                paper_formula=paper_formula, **tree_args)
         # calibrated once; the other agents' trees reuse its sigma (same event)
         self.trees = [first] + [TreePrivatizer(shape, self.horizon, sigma=first.sigma, **tree_args)
-                                for _ in range(self.n_agents - 1)]
-        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta_privacy, accountant)
-                         for u in range(self.n_agents)]
+                                for _ in range(self.n_users - 1)]
+        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta, accountant)
+                         for u in range(self.n_users)]
         for ledger, tree in zip(self._ledgers, self.trees, strict=True):
+            ledger.declare(self._statement(ledger.unit, {}))
             ledger.charge(tree.event)  # before any release
         self.calibration = calibration
-        self.sampler_name = sampler
         level = check_positive("noise_level", noise_level)
         if level >= 1:
             raise config_error("noise_level", noise_level, "a probability in (0, 1)")
         self.noise = TreeNoiseBounds(self.trees[0].sigma, self.dim,
-                                     self.horizon * self.n_agents, level)
-        self.server = PrivateCascadeServer(self.n_agents, self.dim, self.lam, alpha_d,
+                                     self.horizon * self.n_users, level)
+        self.server = PrivateCascadeServer(self.n_users, self.dim, self.lam, alpha_d,
                                            self.noise, self.theta_bound)
-        self._prefix = np.zeros((self.n_agents, self.dim + 1, self.dim + 1))
+        self._prefix = np.zeros((self.n_users, self.dim + 1, self.dim + 1))
         self._uploaded = np.zeros_like(self._prefix)
         self._eye = np.eye(self.dim)
         self._rng: np.random.Generator | None = None
@@ -245,10 +248,10 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
             return check_positive("noise_width_scale", value)
         if self.radius.beta == "lemma6":
             return self.radius.scale
-        theory = lemma6_beta(dim=self.dim, n_agents=self.n_agents, alpha_c=self.alpha_c,
+        theory = lemma6_beta(dim=self.dim, n_users=self.n_users, alpha_c=self.alpha_c,
                              list_len=self.list_len, horizon=self.horizon, lam=self.lam,
                              noise_scale=self.radius.noise_scale,
-                             theta_bound=self.radius.theta_bound, delta=self.radius.delta)
+                             theta_bound=self.radius.theta_bound, confidence=self.radius.confidence)
         return self.beta / theory
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
@@ -260,7 +263,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Feed the round's record to the agent's tree, then test the triggers on its release."""
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         observed, clicked = self._observed(items, action, feedback)
         if self._rng is None:
             raise config_error("update", "called before select", "select first (it gives rng)")
@@ -287,7 +290,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def _communicate(self, agent: int, t: int) -> None:
         prefix = self._prefix[agent].copy()
         count = self._examined_estimate(agent, prefix)
-        self._log.record("upload", 1, prefix.nbytes + 8, round=t)
+        self._log.record(UPLOAD, 1, prefix.nbytes + 8, round=t)
         self._uploaded[agent] = prefix
         nodes = TreePrivatizer.nodes_in_prefix(self.trees[agent].steps)
         gram_clu, theta_clu = self.server.replace_prefix(agent, prefix, count, nodes)
@@ -311,28 +314,30 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def ledgers(self) -> list[Ledger]:
         return list(self._ledgers)
 
-    def privacy(self) -> dict[str, Any]:
-        return {
-            "guarantee": "(epsilon, delta)-DP",
-            "neighbouring": "record-level: one observation (examined items and click) of one "
-                            "round of one agent, replace-one",
-            "epsilon": self.epsilon, "delta": self.delta_privacy,
+    def _statement(self, unit: str, details: dict[str, Any]) -> PrivacyStatement:
+        return PrivacyStatement(
+            Relation.RECORD, self.epsilon, self.delta, self.accountant,
+            is_float_safe(self.sampler), unit=unit, details=details,
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for {UNIT}: every upload "
+                    "and its timing is post-processing of the agent's tree releases")
+
+    def privacy(self) -> PrivacyStatement:
+        return self._statement(UNIT, {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm,
             "nodes_per_record": self.trees[0].nodes_per_record, "sigma": self.trees[0].sigma,
-            "calibration": self.calibration, "sampler": self.sampler_name,
-            "floating_point_safe": self.sampler_name == "exact",
-        }
+            "calibration": self.calibration, "sampler": sampler_name(self.sampler),
+        })
 
     def params(self) -> dict[str, Any]:
         return {
-            **super().params(), "epsilon": self.epsilon, "delta": self.delta_privacy,
-            "calibration": self.calibration, "sampler": self.sampler_name,
+            **super().params(), "epsilon": self.epsilon, "delta": self.delta,
+            "calibration": self.calibration, "sampler": sampler_name(self.sampler),
             "noise_level": self.noise.level, "noise_width_scale": self.noise_width_scale,
             "theta_bound": self.theta_bound,
         }
 
 
-def cdp_fedc3ucb_h(dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
+def cdp_fedc3ucb_h(dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
                    **kwargs: Any) -> CDPFedC3UCBH:
     """CDP-FedC3UCB-H (see `CDPFedC3UCBH`)."""
-    return CDPFedC3UCBH(dim, n_agents, n_items, list_len, horizon, **kwargs)
+    return CDPFedC3UCBH(dim, n_users, n_items, list_len, horizon, **kwargs)

@@ -26,7 +26,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import UserGraph, club_confidence
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 
 class CascadeServer:
@@ -37,18 +37,18 @@ class CascadeServer:
     """
 
     def __init__(
-        self, n_agents: int, dim: int, lam: float, alpha_d: float, *, clustering: bool = True
+        self, n_users: int, dim: int, lam: float, alpha_d: float, *, clustering: bool = True
     ) -> None:
-        self.n_agents = check_dim("n_agents", n_agents)
+        self.n_users = check_dim("n_users", n_users)
         self.dim = check_dim("dim", dim)
         self.lam = check_positive("lam", lam)
         self.alpha_d = check_positive("alpha_d", alpha_d)
         self.clustering = bool(clustering)
-        self.graph = UserGraph.complete(self.n_agents) if self.clustering else None
-        self.gram = np.zeros((self.n_agents, self.dim, self.dim))
-        self.moment = np.zeros((self.n_agents, self.dim))
-        self.count = np.zeros(self.n_agents, dtype=np.int64)
-        self.theta = np.zeros((self.n_agents, self.dim))
+        self.graph = UserGraph.complete(self.n_users) if self.clustering else None
+        self.gram = np.zeros((self.n_users, self.dim, self.dim))
+        self.moment = np.zeros((self.n_users, self.dim))
+        self.count = np.zeros(self.n_users, dtype=np.int64)
+        self.theta = np.zeros((self.n_users, self.dim))
         self._ridge = self.lam * np.eye(self.dim)
         self.deleted = 0  # edges deleted so far
 
@@ -102,7 +102,7 @@ class CascadeServer:
     def members(self, agent: int) -> np.ndarray:
         """The agents in `agent`'s connected component (everyone without clustering)."""
         if self.graph is None:
-            return np.arange(self.n_agents)
+            return np.arange(self.n_users)
         return self.graph.component(agent)
 
     def cluster_statistics(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
@@ -115,5 +115,5 @@ class CascadeServer:
     def labels(self) -> np.ndarray:
         """Detected cluster label of each agent (its component's smallest index)."""
         if self.graph is None:
-            return np.zeros(self.n_agents, dtype=np.int64)
+            return np.zeros(self.n_users, dtype=np.int64)
         return np.array(self.graph.labels)

@@ -2,7 +2,7 @@
 
 `run_cascade(config, seed)` builds the environment from the seed's "world"
 stream (so every algorithm of one seed meets the same users, clusters and
-rounds), plays the algorithm with `privbandit.run.run` and returns the
+rounds), plays the algorithm with `privbandit.run` and returns the
 `RunResult` with the communication rounds and the clustering-error curve.
 
 config = {**algorithm parameters, "horizon": T, "environment": {...}} where
@@ -14,7 +14,6 @@ algorithm's keywords (alpha_c, alpha_d, lam, beta, beta_scale, ...; for
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from ..envs import seed001_environment
 from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
-from ..run import run, seed_streams
+from ..runtime import run, seed_streams
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
 from .private import cdp_fedc3ucb_h
 
@@ -78,9 +77,7 @@ def run_cascade(
         params.pop("alpha_d", None)
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
     every = max(1, horizon // max(int(points), 1))
-    result = run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
-    comm = {**result.comm, "triggers": dict(getattr(policy, "triggers", {}))}
-    return dataclasses.replace(result, comm=comm)
+    return run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError, config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 from .ratings import Ratings
 
 

@@ -18,10 +18,12 @@ from .clustered import (
 from .factory import make_environment
 from .items import BiasedSphereItems, ItemSource, PoolItems, SphereItems
 from .linear import LinearUsersEnv
+from .ratings import ratings_environment
 
 __all__ = [
     "BiasedSphereItems", "CascadeEnv", "Environment", "ItemSource", "LinearUsersEnv",
     "Outcome", "PoolItems", "Round", "SphereItems", "assign_users",
     "check_ranking", "clustered_linear_environment", "clustered_preferences", "make_environment",
+    "ratings_environment",
     "seed000_environment", "seed001_environment", "top_k",
 ]

@@ -9,7 +9,9 @@ nothing, so no algorithm can read an individual reward.  The means stay private
 to the environment; algorithms get the regret of what they played from
 `regret`, never the means.
 
-Per-round outcome reported by `regret` and `expected_reward`: pseudo-regret
+Round by round (`envs.base.Environment`) every user plays in every round:
+`act(t, assignment)` with assignment (N,).  Per-round outcome reported by
+`regret` and `expected_reward`: pseudo-regret
 sum_i (max_j mu_ij - mu_{i, pi(i)}) and expected reward sum_i mu_{i, pi(i)} of an
 assignment pi (every user plays in every round, grouped or not).  Realised
 rewards stay inside the aggregator, which is the point of anonymity.
@@ -22,19 +24,23 @@ import numpy as np
 
 from privbandit.accounting.validation import check_count, check_positive
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
+from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import ShapeError, config_error
+from ..privacy import DEFAULT_SAMPLER, resolve_sampler
+from .base import ContextFreeRounds, Environment, Outcome
 
 REWARDS = ("bernoulli", "gaussian")
 
 
-class AnonymousBanditEnv:
+class AnonymousBanditEnv(ContextFreeRounds, Environment):
     """N users x K arms with hidden means, observable only through C-anonymous group sums.
 
     means: (N, K) in [0, 1]; threshold: C; reward: "bernoulli" or "gaussian"
     (with `noise_sd`); laplace_epsilon: if given, every group sum gets Laplace
     noise (rewards clipped to `reward_bounds`, default (0, 1)); sampler: the
-    aggregator's noise sampler (None: fast NumPy).
+    aggregator's noise sampler (`privbandit.privacy.resolve_sampler`; default
+    `DEFAULT_SAMPLER`).
 
     Privacy guarantee
     -----------------
@@ -55,7 +61,7 @@ class AnonymousBanditEnv:
         noise_sd: float = 1.0,
         laplace_epsilon: float | None = None,
         reward_bounds: tuple[float, float] = (0.0, 1.0),
-        sampler: object | None = None,
+        sampler: Sampler | str | None = DEFAULT_SAMPLER,
     ) -> None:
         means = np.array(means, dtype=np.float64)
         if means.ndim != 2 or 0 in means.shape:
@@ -71,11 +77,12 @@ class AnonymousBanditEnv:
         self.reward = reward
         self.noise_sd = check_positive("noise_sd", noise_sd)
         self.n_users, self.n_arms = means.shape
+        self.sampler = resolve_sampler(sampler)
         self.aggregator = KAnonymousAggregator(
             check_count("threshold", threshold), self._draw,
             laplace_epsilon=laplace_epsilon,
             reward_bounds=reward_bounds if laplace_epsilon is not None else None,
-            n_users=self.n_users, n_arms=self.n_arms, sampler=sampler,
+            n_users=self.n_users, n_arms=self.n_arms, sampler=self.sampler,
         )
 
     @property
@@ -93,6 +100,15 @@ class AnonymousBanditEnv:
         if self.reward == "bernoulli":
             return (rng.random(mu.shape) < mu).astype(np.float64)
         return mu + self.noise_sd * rng.standard_normal(mu.shape)
+
+    def act(self, t: int, action: np.ndarray) -> Outcome:
+        """Round t, user i on arm action[i]: the users' total realised reward (a sum over all
+        N > C users), no feedback (individual rewards are readable only through
+        `aggregator`), the pseudo-regret and the expected reward."""
+        a = self._check_assignments(np.asarray(action)[None, :])
+        drawn = self._draw(np.arange(self.n_users), a[0], self._acting(t))
+        return Outcome(float(drawn.sum()), None, float(self.regret(a)[0]),
+                       float(self.expected_reward(a)[0]))
 
     def _check_assignments(self, assignments: np.ndarray) -> np.ndarray:
         a = np.asarray(assignments)
@@ -119,9 +135,13 @@ class AnonymousBanditEnv:
             return np.zeros(len(a))
         return np.take_along_axis(self._means.T, a, axis=0).sum(axis=1)
 
-    def cluster_error(self, arms: np.ndarray) -> float:
-        """Fraction of users whose arm in `arms` (N,) is not one of their optimal arms."""
-        a = self._check_assignments(np.asarray(arms)[None, :])[0]
+    def detection_error(self, labels: np.ndarray | None) -> float | None:
+        """Fraction of users whose arm in `labels` (N,) -- the arm an algorithm believes
+        optimal for them -- is not one of their optimal arms (users with one optimal arm
+        form a cluster); None without labels."""
+        if labels is None:
+            return None
+        a = self._check_assignments(np.asarray(labels)[None, :])[0]
         return float(np.mean(self._means[np.arange(self.n_users), a] < self._best))
 
     def cluster_size(self) -> int:

@@ -1,21 +1,29 @@
-"""The environment interface and its block-wise world stream.
+"""The one environment protocol: what a round offers, what comes back, the regret oracle.
 
 An environment owns the world: the users' hidden parameters, the items of
 each round, the reward draws, the oracle's best action and the regret.
-Policies only see `Round.items` and `Outcome.feedback`.
+Algorithms only see what a round offers (`Round`) and the feedback to their
+own action (`Outcome.feedback`).
 
-Protocol, for t = 0, 1, 2, ... in order:
+Round by round, for t = 0, 1, 2, ... in order:
 
     env.reset(rng)                 # start the round stream (once per run)
-    rnd = env.observe(t)           # Round(t, user, items)
+    rnd = env.observe(t)           # Round(t, user, items): what round t offers
     out = env.act(t, action)       # Outcome(reward, feedback, regret, expected)
 
-Rounds are generated in blocks: each block of B rounds costs one RNG call per
-kind of randomness (arrivals, items, reward noise), in a fixed order, so a
-seed fixes every round bit for bit.  Items handed to policies are read-only.
-With `env.prefetch = True` the next block is drawn on a worker thread while
-the current one is played (`envs.pipeline`): the same rounds, sooner when a
-core is free.
+`Outcome.regret` is the regret oracle: the action's pseudo-regret (best
+expected reward minus the action's), computed by the world from its hidden
+parameters.  `describe()` is a JSON description without hidden parameters.
+Optional, with defaults here: `true_clusters()` (hidden cluster labels, for
+evaluation only) and `detection_error(labels)` (how wrong an algorithm's
+detected clusters are; read by the run loop's checkpoints).
+
+Worlds without contexts (the multi-agent MAB, anonymous users) also answer
+for many rounds at once, `regret(actions)` and `expected_reward(actions)`
+with actions (R, ...) -> (R,): protocols whose steps span many rounds use
+them.  Drawing rounds block by block, and prefetching the next block on a
+worker thread, is an optional accelerator a world may use
+(`envs.blocks.BlockRounds`), not part of the protocol.
 """
 from __future__ import annotations
 
@@ -25,22 +33,20 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import HorizonError, config_error
-from .pipeline import BlockPipeline
-
-# Target number of float64 context entries per block (about 2 MB).
-BLOCK_ENTRIES = 1 << 18
+from ..kernels import cluster_error_rate
 
 
 class Round(NamedTuple):
-    """What a policy sees at round t: the arriving user and the items, (K, d) read-only."""
+    """What round t offers: the arriving user (None when every user acts) and the items
+    ((K, d) read-only contexts for linear worlds; None when there are none)."""
 
     t: int
-    user: int
-    items: np.ndarray
+    user: Any
+    items: Any
 
 
 class Outcome(NamedTuple):
-    """The result of an action: realised reward, the policy's feedback, pseudo-regret,
+    """The result of an action: realised reward, the algorithm's feedback, pseudo-regret,
     and the action's expected reward."""
 
     reward: float
@@ -49,132 +55,16 @@ class Outcome(NamedTuple):
     expected: float
 
 
-def block_rounds(per_round_entries: int, block: int | None) -> int:
-    """Rounds per block: `block` if given, else about BLOCK_ENTRIES entries (16..4096)."""
-    if block is None:
-        return int(np.clip(BLOCK_ENTRIES // max(per_round_entries, 1), 16, 4096))
-    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise config_error("block", block, "None or an integer >= 1")
-    return int(block)
-
-
-def check_user_probs(user_probs: object, n_users: int) -> np.ndarray | None:
-    """None (uniform arrival) or n_users non-negative probabilities summing to 1."""
-    if user_probs is None:
-        return None
-    p = np.asarray(user_probs, dtype=np.float64)
-    if p.shape != (n_users,) or not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise config_error(
-            "user_probs", user_probs, f"{n_users} finite non-negative probabilities"
-        )
-    if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-9):
-        raise config_error("user_probs", user_probs, "probabilities summing to 1")
-    return p / p.sum()
-
-
 class Environment(ABC):
-    """Base class: serves rounds in order from blocks drawn by `_draw_block`.
-
-    Subclasses set `n_users`, `dim`, `n_items` and implement `_draw_block`
-    (returns a dict of arrays whose first axis is the round within the block;
-    it must contain "users" (B,) and "items" (B, K, d)), `act` and `describe`.
-    """
-
-    n_users: int
-    dim: int
-    n_items: int
-    horizon: int | None = None
-
-    def __init__(self, block: int) -> None:
-        self._block_size = block
-        self._rng: np.random.Generator | None = None
-        self._block: dict[str, np.ndarray] = {}
-        self._start = 0
-        self._next = 0
-        self._rows = 0  # rounds in the current block; 0 = no block yet
-        self._users: list[int] = []  # the block's arrivals as Python ints
-        self._items = np.empty((0, 0, 0))
-        self._prefetch = False
-        self._pipeline = BlockPipeline()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # a copy must hold the generator as the prefetched block's draw left it
-        self._pipeline.settle()
-        return self.__dict__.copy()
-
-    @property
-    def prefetch(self) -> bool:
-        """Draw the next block of rounds on a worker thread (see `envs.pipeline`)."""
-        return self._prefetch
-
-    @prefetch.setter
-    def prefetch(self, on: bool) -> None:
-        if not isinstance(on, bool):
-            raise config_error("prefetch", on, "True or False")
-        self._prefetch = on
-
-    def reset(self, rng: np.random.Generator) -> None:
-        """Start a fresh round stream from `rng` (the hidden world is unchanged)."""
-        if not isinstance(rng, np.random.Generator):
-            raise config_error("rng", rng, "a numpy.random.Generator")
-        self._pipeline.discard()
-        self._rng = rng
-        self._block = {}
-        self._start = 0
-        self._next = 0
-        self._rows = 0
-
-    def observe(self, t: int) -> Round:
-        """The round t: user and items.  Rounds must be observed in order 0, 1, 2, ..."""
-        if t == self._next and t - self._start < self._rows and (
-            self.horizon is None or t < self.horizon
-        ):  # the common case: the next round of the current block
-            i = t - self._start
-        else:
-            i = self._advance(t)
-        self._next = t + 1
-        return Round(t, self._users[i], self._items[i])
-
-    def _advance(self, t: int) -> int:
-        """Check that t is the next round within the horizon, draw a new block if the
-        current one is used up, and return t's index in the block."""
-        if self._rng is None:
-            raise HorizonError("call reset(rng) before observe(t)")
-        if t != self._next:
-            raise HorizonError(f"rounds are served in order: expected t={self._next}; got t={t}")
-        if self.horizon is not None and t >= self.horizon:
-            raise HorizonError(f"t must be < horizon={self.horizon}; got t={t}")
-        i = t - self._start
-        if not self._block or i >= self._rows:
-            self._start = t
-            # prefetch the block after this one unless it would start at or past the horizon
-            ahead = self._prefetch and (
-                self.horizon is None or t + self._block_size < self.horizon
-            )
-            self._block = self._pipeline.take(self._frozen_block, ahead)
-            users = self._block["users"]
-            self._rows = users.shape[0]
-            self._users = users.tolist() if users.dtype.kind in "iu" else [int(u) for u in users]
-            self._items = self._block["items"]
-            i = 0
-        return i
-
-    def _frozen_block(self) -> dict[str, np.ndarray]:
-        """The next block from `_draw_block`, its arrays made read-only."""
-        block = self._draw_block(self._block_size, self._rng)
-        for arr in block.values():
-            arr.flags.writeable = False
-        return block
-
-    def _row(self, t: int) -> int:
-        """Index of round t in the current block (t must be the last observed round)."""
-        if t != self._next - 1:
-            raise HorizonError(f"act on the round just observed (t={self._next - 1}); got t={t}")
-        return t - self._start
+    """The protocol every world implements (see the module docstring)."""
 
     @abstractmethod
-    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """Draw `size` rounds of arrivals, items and reward noise."""
+    def reset(self, rng: np.random.Generator) -> None:
+        """Start a fresh round stream from `rng` (the hidden world is unchanged)."""
+
+    @abstractmethod
+    def observe(self, t: int) -> Round:
+        """What round t offers; rounds are observed in order 0, 1, 2, ..."""
 
     @abstractmethod
     def act(self, t: int, action: Any) -> Outcome:
@@ -185,5 +75,45 @@ class Environment(ABC):
         """A JSON-serialisable description of the environment (no hidden parameters)."""
 
     def true_clusters(self) -> np.ndarray | None:
-        """Hidden cluster label of each user, for evaluation by the run loop only."""
+        """Hidden cluster label of each user, for evaluation only (None: no clusters)."""
         return None
+
+    def detection_error(self, labels: np.ndarray | None) -> float | None:
+        """The fraction of users whose detected cluster is not exactly their true cluster
+        (`kernels.cluster_error_rate`); None when either side has no clusters."""
+        truth = self.true_clusters()
+        if truth is None or labels is None:
+            return None
+        return cluster_error_rate(truth, labels)
+
+
+class ContextFreeRounds:
+    """`reset` and `observe` for worlds whose rounds offer no contexts (every user acts).
+
+    `observe(t)` is `Round(t, None, None)`, in order from 0 after `reset(rng)`;
+    the world's `act(t, action)` gets the round stream from `_acting(t)`.
+    """
+
+    _rounds_rng: np.random.Generator | None = None
+    _observed = -1
+
+    def reset(self, rng: np.random.Generator) -> None:
+        if not isinstance(rng, np.random.Generator):
+            raise config_error("rng", rng, "a numpy.random.Generator")
+        self._rounds_rng = rng
+        self._observed = -1
+
+    def observe(self, t: int) -> Round:
+        if self._rounds_rng is None:
+            raise HorizonError("call reset(rng) before observe(t)")
+        if t != self._observed + 1:
+            raise HorizonError(
+                f"rounds are served in order: expected t={self._observed + 1}; got t={t}")
+        self._observed = t
+        return Round(t, None, None)
+
+    def _acting(self, t: int) -> np.random.Generator:
+        """The round stream, once `t` is checked to be the round just observed."""
+        if t != self._observed or self._rounds_rng is None:
+            raise HorizonError(f"act on the round just observed (t={self._observed}); got t={t}")
+        return self._rounds_rng

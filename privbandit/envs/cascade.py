@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 from .base import Outcome
 from .items import ItemSource
 from .linear import HiddenPreferencesEnv

@@ -19,7 +19,7 @@ import numpy as np
 from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 from .cascade import CascadeEnv
 from .items import BiasedSphereItems, SphereItems
 from .linear import LinearUsersEnv

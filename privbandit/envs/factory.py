@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import config_error
 from .base import Environment
 from .clustered import clustered_linear_environment, seed000_environment, seed001_environment
+from .ratings import ratings_environment
 
 SETTINGS = ("seed000", "seed001", "clustered", "ratings")
 ALGORITHM_KEYS = frozenset({"servers", "parties"})
@@ -59,8 +60,6 @@ def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Envi
             gap=s.get("gap", 0.0), reward=s.get("reward", "bernoulli"),
             noise_sd=s.get("noise_sd", 0.1),
         )
-    from ..data import ratings_environment  # lazy: the data package is only for real data
-
     if "path" not in s:
         raise config_error("environment.path", None, "the path of a ratings file")
     return ratings_environment(

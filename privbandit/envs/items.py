@@ -2,7 +2,7 @@
 
 Each source draws a whole block of rounds in one call: `draw(rounds, rng)`
 returns a read-only (rounds, K, d) float64 array whose rows have norm <= `bound`,
-validated as a whole when drawn (`policies.base.mark_validated`), so policies
+validated as a whole when drawn (`validation.mark_validated`), so policies
 skip the per-round norm check for these items.
 
 - `SphereItems`: standard Gaussian vectors normalised to unit norm, i.e.
@@ -25,7 +25,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..errors import NormBoundError, ShapeError, config_error
-from ..policies.base import check_dim, mark_validated
+from ..validation import check_dim, mark_validated
 
 _NORM_SLACK = 1e-9
 # Normalised rows have norm 1 up to rounding of order dim * 2^-53, far inside the policies'

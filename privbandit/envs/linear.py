@@ -7,7 +7,8 @@ observes its reward:
   clip(x . theta_u, 0, 1) (seed 000's model; seed-clarifications.md);
 - "gaussian": reward = x . theta_u + noise_sd * N(0, 1); expected x . theta_u.
 Pseudo-regret of round t: max_k E[reward of k] - E[reward of the chosen item].
-The users, items and arrivals are `HiddenPreferencesEnv`, shared with `envs.cascade`.
+The users, items and arrivals are `HiddenPreferencesEnv`, shared with `envs.cascade`;
+its rounds are drawn in blocks (`envs.blocks.BlockRounds`).
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import numpy as np
 from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import ShapeError, config_error
-from ..policies.base import check_action
-from .base import Environment, Outcome, block_rounds, check_user_probs
+from ..validation import check_action
+from .base import Environment, Outcome
+from .blocks import BlockRounds, block_rounds
 from .items import ItemSource
 
 REWARD_MODELS = ("bernoulli", "gaussian")
@@ -49,7 +51,21 @@ def check_labels(labels: object, n_users: int) -> np.ndarray | None:
     return lab
 
 
-class HiddenPreferencesEnv(Environment):
+def check_user_probs(user_probs: object, n_users: int) -> np.ndarray | None:
+    """None (uniform arrival) or n_users non-negative probabilities summing to 1."""
+    if user_probs is None:
+        return None
+    p = np.asarray(user_probs, dtype=np.float64)
+    if p.shape != (n_users,) or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise config_error(
+            "user_probs", user_probs, f"{n_users} finite non-negative probabilities"
+        )
+    if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-9):
+        raise config_error("user_probs", user_probs, "probabilities summing to 1")
+    return p / p.sum()
+
+
+class HiddenPreferencesEnv(BlockRounds, Environment):
     """What the linear and the cascade environments share: users with hidden
     preferences theta (n_users, d), items from an `ItemSource` (fixes d, K and
     the item norm bound), arrivals (uniform, or with `user_probs`) and optional

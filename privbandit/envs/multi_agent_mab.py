@@ -8,8 +8,10 @@ Regret is pseudo-regret against the global means in both cases: a round in
 which the agents play arms a_1..a_M costs sum_i (max_k mu_k - mu_{a_i}).  The
 environment owns the means; algorithms only see reward sums it draws.
 
-Speed: an epoch-level simulator asks for the reward *sums* of many pulls at
-once (`draw_sums`, one binomial per agent and arm); conditionally on the
+Round by round (`envs.base.Environment`): every agent acts in every round,
+`act(t, arms)` with arms (M,).  Speed: an epoch-level simulator asks for the
+reward *sums* of many pulls at once (`draw_sums`, one binomial per agent and
+arm); conditionally on the
 counts this is exactly the distribution of the sum of per-round Bernoulli
 rewards, so no per-round draw is needed.
 """
@@ -22,16 +24,17 @@ import numpy as np
 from privbandit.accounting.validation import check_count
 
 from ..errors import RewardError, ShapeError, config_error
+from .base import ContextFreeRounds, Environment, Outcome
 
 
-class MultiAgentBernoulliMAB:
+class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
     """Bernoulli arms for M agents.
 
-    means: (K,) shared by all agents (homogeneous; `n_agents` required) or
+    means: (K,) shared by all agents (homogeneous; `n_users` required) or
     (M, K) one row per agent (heterogeneous).  Means must lie in [0, 1].
     """
 
-    def __init__(self, means: Any, n_agents: int | None = None) -> None:
+    def __init__(self, means: Any, n_users: int | None = None) -> None:
         mu = np.array(means, dtype=np.float64, copy=True)
         if not np.all((mu >= 0.0) & (mu <= 1.0)):
             bad = mu[~((mu >= 0.0) & (mu <= 1.0))]
@@ -39,14 +42,14 @@ class MultiAgentBernoulliMAB:
                 f"means must be Bernoulli reward means in [0, 1]; got values {bad[:5].tolist()}"
             )
         if mu.ndim == 1:
-            if n_agents is None:
-                raise config_error("n_agents", n_agents, "an integer >= 1 when means is (K,)")
-            m = check_count("n_agents", n_agents)
+            if n_users is None:
+                raise config_error("n_users", n_users, "an integer >= 1 when means is (K,)")
+            m = check_count("n_users", n_users)
             mu = np.broadcast_to(mu, (m, mu.size)).copy()
             self.heterogeneous = False
         elif mu.ndim == 2:
-            if n_agents is not None and n_agents != mu.shape[0]:
-                raise config_error("n_agents", n_agents, f"None or {mu.shape[0]} (rows of means)")
+            if n_users is not None and n_users != mu.shape[0]:
+                raise config_error("n_users", n_users, f"None or {mu.shape[0]} (rows of means)")
             self.heterogeneous = not np.all(mu == mu[:1])
         else:
             raise ShapeError(f"means must be (K,) or (M, K); got shape {mu.shape}")
@@ -61,19 +64,19 @@ class MultiAgentBernoulliMAB:
 
     @classmethod
     def uniform(
-        cls, n_agents: int, n_arms: int, rng: np.random.Generator, *, heterogeneous: bool = False
+        cls, n_users: int, n_arms: int, rng: np.random.Generator, *, heterogeneous: bool = False
     ) -> "MultiAgentBernoulliMAB":
         """Means uniform on [0, 1] (the paper's experiments): one row shared, or
         independent rows per agent when `heterogeneous`."""
-        m = check_count("n_agents", n_agents)
+        m = check_count("n_users", n_users)
         k = check_count("n_arms", n_arms, minimum=2)
         if heterogeneous:
             return cls(rng.random((m, k)))
-        return cls(rng.random(k), n_agents=m)
+        return cls(rng.random(k), n_users=m)
 
     # -- shape and hidden parameters (for the simulator and for regret) ------
     @property
-    def n_agents(self) -> int:
+    def n_users(self) -> int:
         return int(self._means.shape[0])
 
     @property
@@ -112,8 +115,16 @@ class MultiAgentBernoulliMAB:
     def pull(self, arms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One round: agent i plays arms[i]; returns (M,) rewards in {0., 1.}."""
         a = self._agent_arms(arms)
-        p = self._means[np.arange(self.n_agents), a]
-        return (rng.random(self.n_agents) < p).astype(np.float64)
+        p = self._means[np.arange(self.n_users), a]
+        return (rng.random(self.n_users) < p).astype(np.float64)
+
+    def act(self, t: int, action: np.ndarray) -> Outcome:
+        """Round t, agent i playing action[i]: reward is the agents' total, feedback their
+        (M,) rewards, drawn from the round stream given to `reset`."""
+        rng = self._acting(t)
+        rewards = self.pull(action, rng)
+        return Outcome(float(rewards.sum()), rewards, float(self.regret(action)),
+                       float(self.expected_reward(action)))
 
     # -- regret ------------------------------------------------------------
     def regret(self, arms: np.ndarray) -> np.ndarray:
@@ -123,14 +134,14 @@ class MultiAgentBernoulliMAB:
     def expected_reward(self, arms: np.ndarray) -> np.ndarray:
         """Expected total reward of rounds with arms[..., i] played by agent i: shape (...)."""
         a = self._agent_arms(arms)
-        return self._means[np.arange(self.n_agents), a].sum(axis=-1)
+        return self._means[np.arange(self.n_users), a].sum(axis=-1)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description (means are summarised, not listed)."""
         positive = self._gaps[self._gaps > 0]
         return {
             "environment": "multi-agent-bernoulli-mab",
-            "n_agents": self.n_agents,
+            "n_users": self.n_users,
             "n_arms": self.n_arms,
             "heterogeneous": self.heterogeneous,
             "best_arm": self.best_arm,
@@ -149,9 +160,9 @@ class MultiAgentBernoulliMAB:
 
     def _agent_arms(self, arms: np.ndarray) -> np.ndarray:
         a = np.asarray(arms)
-        if a.ndim < 1 or a.shape[-1] != self.n_agents or not np.issubdtype(a.dtype, np.integer):
+        if a.ndim < 1 or a.shape[-1] != self.n_users or not np.issubdtype(a.dtype, np.integer):
             raise ShapeError(
-                f"arms must be an integer array of shape (..., {self.n_agents}); "
+                f"arms must be an integer array of shape (..., {self.n_users}); "
                 f"got {a.dtype} {a.shape}"
             )
         if a.size and (a.min() < 0 or a.max() >= self.n_arms):
@@ -160,4 +171,4 @@ class MultiAgentBernoulliMAB:
 
     def __repr__(self) -> str:
         kind = "heterogeneous" if self.heterogeneous else "homogeneous"
-        return f"MultiAgentBernoulliMAB(M={self.n_agents}, K={self.n_arms}, {kind})"
+        return f"MultiAgentBernoulliMAB(M={self.n_users}, K={self.n_arms}, {kind})"

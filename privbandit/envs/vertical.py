@@ -25,7 +25,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 from .base import Environment, Outcome, Round
 from .items import SphereItems
 from .linear import LinearUsersEnv
@@ -130,7 +130,7 @@ class VerticalRound(NamedTuple):
     parts: tuple
 
 
-class VerticalSplit:
+class VerticalSplit(Environment):
     """An environment whose contexts are held by M parties, one column block each.
 
     The wrapped environment still owns the world (rewards, regret); this
@@ -172,6 +172,9 @@ class VerticalSplit:
 
     def act(self, t: int, action: Any) -> Outcome:
         return self.env.act(t, action)
+
+    def true_clusters(self) -> np.ndarray | None:
+        return self.env.true_clusters()
 
     def describe(self) -> dict[str, Any]:
         return {**self.env.describe(), "widths": list(self.widths)}
@@ -222,11 +225,6 @@ class ActivePartyView(Environment):
         self.dim = self.split.widths[0]
         self.n_items = env.n_items
         self.n_users = env.n_users
-        self.horizon = env.horizon
-        super().__init__(env._block_size)
-
-    def reset(self, rng: np.random.Generator) -> None:
-        self.env.reset(rng)
 
     @property
     def prefetch(self) -> bool:
@@ -237,15 +235,12 @@ class ActivePartyView(Environment):
     def prefetch(self, on: bool) -> None:
         self.env.prefetch = on
 
+    def reset(self, rng: np.random.Generator) -> None:
+        self.env.reset(rng)
+
     def observe(self, t: int) -> Round:
         rnd = self.env.observe(t)
         return Round(rnd.t, rnd.user, rnd.items[:, self._columns])
-
-    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        # observe() delegates to the wrapped stream; a direct draw slices its items alike.
-        block = dict(self.env._draw_block(size, rng))
-        block["items"] = block["items"][..., self._columns]
-        return block
 
     def act(self, t: int, action: Any) -> Outcome:
         return self.env.act(t, action)

@@ -42,11 +42,13 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import UserGraph
-from ..policies.base import Policy, check_action, check_items, check_reward, check_user
+from ..policies.base import Policy
+from ..validation import check_action, check_dim, check_items, check_reward, check_user
 from .config import FclubConfig
 from .detection import merge_global, partition_of, prune_local, ridge_estimates
 from .privacy import CdpPlan
@@ -58,15 +60,19 @@ class FederatedClub(Policy):
 
     config: `FclubConfig`; privacy: None or a `CdpPlan` (requires
     sync="delayed"); observer: optional receiver of uploads (the audit's
-    transcript).  Shapes: items (K, d) with ||x_k|| <= item_bound; select
-    returns an int; `cluster_labels()` gives each user's global cluster
-    (labelled by its smallest user).
+    transcript); world_clusters: Definition 1's m stated in `privacy()` (the
+    number of clusters of the world; default: the most clusters detected).
+    Shapes: items (K, d) with ||x_k|| <= item_bound; select returns an int;
+    `cluster_labels()` gives each user's global cluster (labelled by its
+    smallest user).
     """
 
     name = "fclub"
+    delayed_sync = DelayedSync  # FCLUB-DC's protocol (a hook for the audit's controls)
 
     def __init__(self, config: FclubConfig, *, privacy: CdpPlan | None = None,
-                 observer: Observer | None = None, name: str | None = None) -> None:
+                 observer: Observer | None = None, name: str | None = None,
+                 world_clusters: int | None = None) -> None:
         if not isinstance(config, FclubConfig):
             raise config_error("config", config, "an FclubConfig")
         if privacy is not None:
@@ -78,6 +84,8 @@ class FederatedClub(Policy):
                 raise config_error("privacy", privacy,
                                    "a CdpPlan with the config's dim and n_users")
         self.config, self.plan, self.observer = config, privacy, observer
+        self.world_clusters = None if world_clusters is None else check_dim(
+            "world_clusters", world_clusters)
         if name is not None:
             self.name = name
         d, n = config.dim, config.n_users
@@ -89,9 +97,9 @@ class FederatedClub(Policy):
         if config.sync == "instant":
             self.sync: InstantSync | DelayedSync = InstantSync(d, config.lam, radius, self._comm)
         else:
-            self.sync = DelayedSync(d, config.lam, config.upload_threshold,
-                                    config.download_threshold, radius, self._comm, privacy,
-                                    observer)
+            self.sync = self.delayed_sync(d, config.lam, config.upload_threshold,
+                                          config.download_threshold, radius, self._comm,
+                                          privacy, observer)
         d1 = d + 1
         # per-user statistics, brought up to date at each phase start from the phase's
         # observations (kept as rows z = [x, y], so a round costs no O(d^2) update)
@@ -171,7 +179,7 @@ class FederatedClub(Policy):
             for c, users in enumerate(members):
                 self.observer.phase_upload(t, int(servers[c]), users, merge[0][c],
                                            base.gram[c], base.b[c], int(base.count[c]))
-        self._comm.record("upload", len(members), len(members) * self._upload_bytes(), round=t)
+        self._comm.record(UPLOAD, len(members), len(members) * self._upload_bytes(), round=t)
         labels = self._merge(merge) if self.config.detect else np.zeros(
             len(members), dtype=np.int64)
         partition = partition_of(members, labels)
@@ -236,7 +244,7 @@ class FederatedClub(Policy):
 
     def _reads_raw(self, detection: bool) -> bool:
         """Whether local deletion (detection=True) or the phase uploads read raw statistics."""
-        if self.plan is None or self.plan.variant == "no-noise":
+        if self.plan is None:
             return True
         return detection and self.plan.detection == "raw"
 
@@ -286,7 +294,7 @@ class FederatedClub(Policy):
             smallest[k] = min(smallest[k], int(users.min()))
         self._labels = smallest[layout.cluster[self._local_of_user]]
         self._max_clusters = max(self._max_clusters, layout.n_global)
-        self._comm.record("download", layout.n_local, layout.n_local * self._upload_bytes(),
+        self._comm.record(DOWNLOAD, layout.n_local, layout.n_local * self._upload_bytes(),
                           round=t)
         if self.plan is not None:
             for s, users in zip(layout.servers, members, strict=True):
@@ -326,7 +334,8 @@ class FederatedClub(Policy):
                        sigma_tree=p.sigma_tree, sigma_detection=p.sigma_det)
         return out
 
-    def privacy(self) -> dict[str, Any]:
+    def privacy(self) -> PrivacyStatement:
         if self.plan is None:
-            return {"guarantee": "none", "note": "non-private algorithm (reads raw rewards)"}
-        return self.plan.statement(self.config.n_servers, self._max_clusters)
+            return super().privacy()
+        m = self._max_clusters if self.world_clusters is None else self.world_clusters
+        return self.plan.statement(self.config.n_servers, m)

@@ -20,10 +20,12 @@ to three numbers -- an upload at the canary's round (timing), the uploaded
 contents after it along the canary's direction, the phase uploads after it
 along the same direction -- and fits Fisher's direction on the held-out part.
 
-Positive controls (`variant` of the world): "raw-trigger" decides uploads from
-the raw buffer (the paper's eq. 5), "no-noise" uploads raw statistics (the
-public code).  Both still claim (epsilon, delta); `audit_cdp` must report a
-violation for them and consistency for the correct algorithm.
+The algorithm audited is `FederatedClub` unless another class is given
+(`algorithm=`): the tests audit deliberately broken subclasses of it --
+positive controls that decide uploads from the raw buffer (the paper's eq. 5)
+or upload raw statistics (the public code) while still claiming (epsilon,
+delta); `audit_cdp` must report a violation for them and consistency for the
+correct algorithm.  No broken variant exists in the algorithm's own settings.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from privbandit.audits import (
 )
 
 from ..envs.clustered import seed000_environment
-from ..errors import RewardError, ShapeError
+from ..errors import RewardError, ShapeError, config_error
 from .algorithm import FederatedClub
 from .config import FclubConfig
 from .privacy import RELATION, CdpPlan
@@ -62,7 +64,7 @@ def phase_starts(horizon: int) -> list[int]:
 
 @dataclass(frozen=True)
 class AuditWorld:
-    """The small world of the audit: sizes, budget, thresholds, variant and its seed.
+    """The small world of the audit: sizes, budget, thresholds and its seed.
 
     U and D default close to 1 so that a single record can trigger an upload
     (the controls' leaks then show in one run).
@@ -79,7 +81,6 @@ class AuditWorld:
     calibration: str = "tight"
     upload_threshold: float = 1.0001
     download_threshold: float = 1.0001
-    variant: str = "correct"
     world_seed: int = 2026
     config: FclubConfig = field(init=False)
     plan: CdpPlan = field(init=False)
@@ -89,7 +90,7 @@ class AuditWorld:
                              upload_threshold=self.upload_threshold,
                              download_threshold=self.download_threshold)
         plan = CdpPlan(self.epsilon, self.delta, self.horizon, self.dim, self.n_users,
-                       calibration=self.calibration, variant=self.variant)
+                       calibration=self.calibration)
         object.__setattr__(self, "config", config)
         object.__setattr__(self, "plan", plan)
 
@@ -144,12 +145,16 @@ class TranscriptMechanism:
     `layout` names the slices of a transcript: upload_count (T,),
     upload_content (T x (d(d+1)/2 + d)), downloads (T,), actions (T,), phase
     (phases x server-0 users x width).  `target_rounds` are the rounds whose
-    observations `dataset` supplies, in order.
+    observations `dataset` supplies, in order.  `algorithm`: the class run,
+    `FederatedClub` or a subclass.
     """
 
-    def __init__(self, world: AuditWorld) -> None:
+    def __init__(self, world: AuditWorld, algorithm: type[FederatedClub] = FederatedClub
+                 ) -> None:
         if not isinstance(world, AuditWorld):
             raise ShapeError(f"world must be an AuditWorld; got {type(world).__name__}")
+        if not (isinstance(algorithm, type) and issubclass(algorithm, FederatedClub)):
+            raise config_error("algorithm", algorithm, "FederatedClub or a subclass of it")
         self.world = world
         d, horizon = world.dim, world.horizon
         self.server = world.config.servers()
@@ -171,7 +176,8 @@ class TranscriptMechanism:
             self.layout[name] = slice(start, start + size)
             start += size
         self.size = start
-        self.name = f"CDP-FCLUB-DC transcript ({world.variant}, {world.calibration})"
+        self.algorithm = algorithm
+        self.name = f"CDP-FCLUB-DC transcript ({algorithm.__name__}, {world.calibration})"
 
     @property
     def n_records(self) -> int:
@@ -199,7 +205,7 @@ class TranscriptMechanism:
     def _run(self, data: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         w = self.world
         record = _Transcript(self)
-        policy = FederatedClub(w.config, privacy=w.plan, observer=record)
+        policy = self.algorithm(w.config, privacy=w.plan, observer=record)
         env = w.environment()
         env.reset(w.rounds_rng())
         actions = self.layout["actions"].start
@@ -267,9 +273,10 @@ class CanaryStatistic:
 
 
 def audit_cdp(world: AuditWorld, rng: np.random.Generator, *, samples: int,
-              confidence: float = 0.95) -> AuditReport:
-    """Audit the world's algorithm on a canary pair against the ledgers' claim."""
-    mech = TranscriptMechanism(world)
+              confidence: float = 0.95,
+              algorithm: type[FederatedClub] = FederatedClub) -> AuditReport:
+    """Audit `algorithm` in the world on a canary pair against the ledgers' claim."""
+    mech = TranscriptMechanism(world, algorithm)
     pair = canary_pair(mech)
     canary_round = int(mech.target_rounds[int(np.flatnonzero(pair.dataset[:, -1])[0])])
     tester = ThresholdTester(statistic=CanaryStatistic(mech, canary_round))

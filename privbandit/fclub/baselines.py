@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import config_error
-from ..policies.base import Policy, check_user
+from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..policies.linear import LinUCB
 from ..policies.sclub import SCLUB
+from ..validation import check_user
 from .algorithm import FederatedClub
 from .config import FclubConfig, server_of_users
 from .privacy import CdpPlan
@@ -32,8 +33,8 @@ _FEDERATED = {
     "homo-dc": {"sync": "delayed", "detect": False},
 }
 _CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
-                "beta_scale", "noise_scale", "conf_delta", "theta_bound", "item_bound"}
-_PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "variant", "sampler")
+                "beta_scale", "noise_scale", "confidence", "theta_bound", "item_bound"}
+_PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "sampler")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
 
 
@@ -88,7 +89,8 @@ def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
                 horizon: int | None = None, epsilon: float | None = None,
-                delta: float | None = None, observer: Any = None, **settings: Any) -> Policy:
+                delta: float | None = None, observer: Any = None,
+                world_clusters: int | None = None, **settings: Any) -> Policy:
     """The algorithm `name` (one of ALGORITHMS) with keyword settings.
 
     Federated names take `FclubConfig` fields (alpha, alpha2, upload_threshold,
@@ -113,7 +115,8 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
                            item_bound=config.item_bound, **plan_settings)
         elif plan_settings:
             raise config_error("settings", sorted(plan_settings), f"no privacy keys for {name!r}")
-        return FederatedClub(config, privacy=plan, observer=observer, name=name)
+        return FederatedClub(config, privacy=plan, observer=observer, name=name,
+                             world_clusters=world_clusters)
     radius = _split(settings, _RADIUS_KEYS)
     if name == "linucb-per-user":
         if settings:

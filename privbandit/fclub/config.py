@@ -21,8 +21,8 @@ import numpy as np
 from privbandit.accounting.validation import check_nonnegative, check_positive
 
 from ..errors import config_error
-from ..policies.base import check_dim
 from ..policies.radius import ConfidenceRadius
+from ..validation import check_dim
 
 SYNC_MODES = ("instant", "delayed")
 
@@ -63,7 +63,7 @@ class FclubConfig:
     alpha2: global merge factor (eq. 4; 2).  upload_threshold U,
     download_threshold D: det-ratio triggers (eqs. 5-6; 1.01), both > 1.
     lam: ridge regulariser of every model.  beta_scale, noise_scale (the
-    rewards' sub-Gaussian scale sigma_0), conf_delta (failure probability
+    rewards' sub-Gaussian scale sigma_0), confidence (failure probability
     alpha of Lemma 1), theta_bound (S): the UCB radius.  item_bound: largest
     item norm accepted.
     """
@@ -80,7 +80,7 @@ class FclubConfig:
     lam: float = 1.0
     beta_scale: float = 1.0
     noise_scale: float = 0.5
-    conf_delta: float = 0.1
+    confidence: float = 0.1
     theta_bound: float = 1.0
     item_bound: float = 1.0
 
@@ -103,16 +103,16 @@ class FclubConfig:
                                                     self.download_threshold, "download (D)"))
         set_(self, "lam", check_positive("lam", self.lam))
         set_(self, "item_bound", check_positive("item_bound", self.item_bound))
-        # the radius validates beta_scale, noise_scale, conf_delta and theta_bound
+        # the radius validates beta_scale, noise_scale, confidence and theta_bound
         radius = self.radius()
         set_(self, "beta_scale", radius.scale)
         set_(self, "noise_scale", radius.noise_scale)
-        set_(self, "conf_delta", radius.delta)
+        set_(self, "confidence", radius.confidence)
         set_(self, "theta_bound", check_nonnegative("theta_bound", self.theta_bound))
 
     def radius(self) -> ConfidenceRadius:
         """The OFUL radius of the non-private variants (Abbasi-Yadkori et al. 2011, Thm 2)."""
-        return ConfidenceRadius("oful", self.beta_scale, self.noise_scale, self.conf_delta,
+        return ConfidenceRadius("oful", self.beta_scale, self.noise_scale, self.confidence,
                                 self.theta_bound)
 
     def servers(self) -> np.ndarray:
@@ -126,6 +126,6 @@ class FclubConfig:
             "alpha2": self.alpha2, "upload_threshold": self.upload_threshold,
             "download_threshold": self.download_threshold, "lam": self.lam,
             "beta_scale": self.beta_scale, "noise_scale": self.noise_scale,
-            "conf_delta": self.conf_delta, "theta_bound": self.theta_bound,
+            "confidence": self.confidence, "theta_bound": self.theta_bound,
             "item_bound": self.item_bound,
         }

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from privbandit.accounting import calibration as calib
 from privbandit.accounting.accountants import ExactGaussianAccountant
@@ -63,18 +62,18 @@ from privbandit.accounting.events import (
     TreeAggregationEvent,
 )
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
-from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
+from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
 DETECTIONS = ("private", "raw")
-# "raw-trigger" and "no-noise" are the audit's positive controls (see fclub.audit)
-VARIANTS = ("correct", "raw-trigger", "no-noise")
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
 _UNIT_ROUNDOFF = 2.0**-53
@@ -100,11 +99,8 @@ class CdpPlan:
     reads noisy per-user statistics) or "raw" (the paper's rule: raw
     statistics; then the run is NOT CDP and every ledger notes it); failure:
     alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
-    clipped to [0, 1]); variant: "correct", or a positive control of the
-    audit ("raw-trigger": the upload trigger reads raw statistics;
-    "no-noise": uploaded statistics skip the noise) -- the controls still
-    claim (epsilon, delta); sampler: `privbandit.mechanisms.samplers.FAST` (simulation)
-    or an exact sampler.
+    clipped to [0, 1]); sampler: a `Sampler` or its name
+    (`privbandit.privacy.resolve_sampler`; default `DEFAULT_SAMPLER`).
 
     Privacy guarantee
     -----------------
@@ -131,8 +127,7 @@ class CdpPlan:
     detection: str = "private"
     failure: float = 0.1
     item_bound: float = 1.0
-    variant: str = "correct"
-    sampler: Sampler = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
     sigma_tree: float = field(init=False)
@@ -151,8 +146,7 @@ class CdpPlan:
         set_(self, "horizon", check_dim("horizon", self.horizon))
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))
-        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
-                              ("variant", VARIANTS)):
+        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS)):
             if getattr(self, name) not in allowed:
                 raise config_error(name, getattr(self, name), f"one of {allowed}")
         set_(self, "detection_share", _share(self.detection_share))
@@ -227,6 +221,7 @@ class CdpPlan:
     def open_ledger(self, unit: str) -> Ledger:
         """A ledger for one (server, local cluster, tree), charged for what its records meet."""
         ledger = Ledger(unit, self.epsilon, self.delta, accountant="exact-gaussian")
+        ledger.declare(self.unit_statement(unit))
         ledger.charge(self.record_event)
         if self.detection == "raw":
             ledger.note(NotDifferentiallyPrivate(
@@ -272,25 +267,32 @@ class CdpPlan:
         return noise_scale * math.sqrt(a + self.dim * math.log(r + count / drmin)) + c
 
     # -- reporting ---------------------------------------------------------------------
-    def statement(self, n_servers: int, n_clusters: int) -> dict[str, Any]:
+    def unit_statement(self, unit: str) -> PrivacyStatement:
+        """What one ledger certifies for its (server, local cluster, tree)."""
+        return PrivacyStatement(
+            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
+            is_float_safe(self.sampler), unit=unit,
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one observation of this local "
+                    "cluster (seed 000 Definition 1)")
+
+    def statement(self, n_servers: int, n_clusters: int) -> PrivacyStatement:
         """The guarantee the run claims (RunResult.privacy)."""
         cdp = f"({self.epsilon:g}, {self.delta:g}, L={n_servers}, m={n_clusters})-CDP"
-        if self.variant != "correct":
-            text = (f"POSITIVE CONTROL '{self.variant}': claims {cdp} but breaks it on purpose "
-                    "(for the audit only)")
-        elif self.detection == "raw":
-            text = (f"NOT {cdp}: the local partition is computed from raw user statistics "
-                    "(the paper's rule); uploaded statistics and timing are private")
-        else:
-            text = (f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
-                    "is tree/Gaussian noised and all communication timing is post-processing")
-        return {
-            "statement": text, "guarantee": "cluster-level differential privacy",
-            "relation": RELATION, "measure": "(epsilon, delta)-DP, exact Gaussian (GDP) accountant",
-            "epsilon": self.epsilon, "delta": self.delta, "L": n_servers, "m": n_clusters,
-            "calibration": self.calibration, "detection": self.detection,
-            "variant": self.variant, "sigma_tree": self.sigma_tree,
+        details = {
+            "L": n_servers, "m": n_clusters, "calibration": self.calibration,
+            "detection": self.detection, "sigma_tree": self.sigma_tree,
             "sigma_detection": self.sigma_det, "nodes_per_record": self.nodes,
             "l2_sensitivity": self.sensitivity, "detection_share": self.detection_share,
-            "epsilon_spent_per_record": self.spent_epsilon(), "sampler": repr(self.sampler),
+            "epsilon_spent_per_record": self.spent_epsilon(),
+            "sampler": sampler_name(self.sampler),
         }
+        if self.detection == "raw":
+            return PrivacyStatement(
+                Relation.NONE, unit=RELATION, details=details,
+                summary=f"NOT {cdp}: the local partition is computed from raw user statistics "
+                        "(the paper's rule); uploaded statistics and timing are private")
+        return PrivacyStatement(
+            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
+            is_float_safe(self.sampler), unit=RELATION, details=details,
+            summary=f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
+                    "is tree/Gaussian noised and all communication timing is post-processing")

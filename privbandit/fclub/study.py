@@ -3,12 +3,12 @@
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
 calibration "tight" | "paper"), "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
-versions registered by `privbandit.policies.study`), "linucb-per-user",
+versions registered by `privbandit.centralized`), "linucb-per-user",
 "homo", "homo-dc".  A run builds its world from the study's `environment`
 table (`envs.factory.make_environment`: seed 000's synthetic setting unless
 told otherwise; `servers` is L) and plays `horizon` rounds.
 
-Pairing: `run.seed_streams(seed)` splits the run's SeedSequence the same way
+Pairing: `runtime.seed_streams(seed)` splits the run's SeedSequence the same way
 for every algorithm -- "world" builds the hidden preferences, "rounds" draws
 arrivals, items and reward noise, "policy" feeds the algorithm (and its
 privacy noise) -- so runs sharing a seed share the environment and the round
@@ -16,7 +16,6 @@ stream, whatever the algorithm or budget.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from ..envs.factory import make_environment
 from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
-from ..run import run, seed_streams
+from ..runtime import run, seed_streams
 from .baselines import make_policy
 from .privacy import CALIBRATIONS
 
@@ -63,17 +62,12 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     servers = table.get("servers", DEFAULT_SERVERS)
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
     env = make_environment(table, seed_streams(seed)["world"])
+    if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
+        truth = env.true_clusters()
+        settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
     policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                          horizon=horizon, epsilon=epsilon, delta=delta, **settings)
-    result = run(policy, env, horizon, seed, algorithm=name)
-    plan = getattr(policy, "plan", None)
-    if plan is not None:  # Definition 1's m: the number of clusters of the world
-        truth = env.true_clusters()
-        m = policy.privacy()["m"] if truth is None else int(np.unique(truth).size)
-        privacy = plan.statement(servers, m)
-    else:
-        privacy = {**result.privacy, "statement": f"none: {name} is a non-private baseline"}
-    return replace(result, privacy=privacy)
+    return run(policy, env, horizon, seed, algorithm=name)
 
 
 def _runner(name: str):

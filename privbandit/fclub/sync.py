@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..policies.radius import ConfidenceRadius
 from .models import RecommendationModels, inverse, logdet
 from .privacy import CdpPlan
@@ -113,9 +113,9 @@ class InstantSync:
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
         k = int(self.row_of[c])
         self.models.add(k, x, y)
-        self.comm.record("upload", 1, self._msg, round=t)
+        self.comm.record(UPLOAD, 1, self._msg, round=t)
         if self._peers[k]:
-            self.comm.record("download", int(self._peers[k]), int(self._peers[k]) * self._msg,
+            self.comm.record(DOWNLOAD, int(self._peers[k]), int(self._peers[k]) * self._msg,
                              round=t)
 
 
@@ -209,27 +209,29 @@ class DelayedSync:
         if self.plan is None:
             if raw_trigger:
                 ds, du, _ = self.raw_buffer(c)
-                self._upload(c, ds, du, t)
+                self._upload(c, ds, du, None, t)
             return
         d = self.dim
         prefix = self.trees[c].add(np.multiply.outer(z, z), rng)
         diff = prefix - self.last[c]
         noisy_s, noisy_u = diff[:d, :d], diff[:d, d]
-        variant = self.plan.variant
         ld = logdet(self.S[c] + noisy_s)
-        if variant == "raw-trigger":
-            fire = raw_trigger  # positive control: timing read from raw data
-        else:
-            fire = ld == -math.inf or ld - self.logdet_s[c] >= self._ln_u
-        if fire:
+        if self._fires(c, ld, raw_trigger):
             self.last[c] = prefix
-            if variant == "no-noise":  # positive control: the raw buffer is uploaded
-                noisy_s, noisy_u, _ = self.raw_buffer(c)
-                ld = logdet(self.S[c] + noisy_s)
-            self._upload(c, noisy_s, noisy_u, t, ld)
+            self._upload(c, *self._contents(c, noisy_s, noisy_u, ld), t)
 
-    def _upload(self, c: int, ds: np.ndarray, du: np.ndarray, t: int,
-                logdet_new: float | None = None) -> None:
+    def _fires(self, c: int, logdet_noisy: float, raw_trigger: bool) -> bool:
+        """A private run's upload trigger: eq. 5 on the noisy buffer (ln det(S_c + dS~)),
+        never on the raw one (`raw_trigger` is for the audit's controls in the tests)."""
+        return logdet_noisy == -math.inf or logdet_noisy - self.logdet_s[c] >= self._ln_u
+
+    def _contents(self, c: int, ds: np.ndarray, du: np.ndarray, logdet_new: float
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
+        """What a private upload sends: the noisy increments and ln det(S_c + ds)."""
+        return ds, du, logdet_new
+
+    def _upload(self, c: int, ds: np.ndarray, du: np.ndarray, logdet_new: float | None,
+                t: int) -> None:
         """Algorithm 3, lines 3-10; `logdet_new` is ln det(S_c + ds) when already known."""
         k, n = self.k_of[c], len(self.pending[c])
         self.S_g[k] += ds
@@ -251,7 +253,7 @@ class DelayedSync:
         else:
             self.logdet_s[c] = logdet_new
             self.models.set(c, self.S[c], self.u[c], self.n_sync[c], logdet_value=logdet_new)
-        self.comm.record("upload", 1, self._msg, round=t)
+        self.comm.record(UPLOAD, 1, self._msg, round=t)
         if self.observer is not None:
             self.observer.upload(t, int(self.layout.servers[c]), ds, du)
         self._downloads(k, t)
@@ -268,6 +270,6 @@ class DelayedSync:
             self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
             own, own_b, own_n = self.raw_buffer(c)
             self.models.set(c, self.S[c] + own, self.u[c] + own_b, self.n_sync[c] + own_n)
-            self.comm.record("download", 1, self._msg, round=t)
+            self.comm.record(DOWNLOAD, 1, self._msg, round=t)
             if self.observer is not None:
                 self.observer.download(t, int(self.layout.servers[c]))

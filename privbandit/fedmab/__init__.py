@@ -1,8 +1,9 @@
 """Privacy-preserving communication-efficient federated MAB (seed 002, Li & Song).
 
-    CDPMAB(epsilon, horizon, participation=1.0, rounds=None, server_cost=25.0, sampler=FAST)
-    DDPMAB(epsilon, horizon, graph, rounds=None, agent_cost=1.0, sampler=FAST)
-    HDPMAB(epsilon, horizon, graph, rounds=None, server_cost=50.0, agent_cost=1.0, sampler=FAST)
+    CDPMAB(epsilon, horizon, participation=1.0, rounds=None, server_cost=25.0, sampler=...)
+    DDPMAB(epsilon, horizon, graph, rounds=None, agent_cost=1.0, sampler=...)
+    HDPMAB(epsilon, horizon, graph, rounds=None, server_cost=50.0, agent_cost=1.0, sampler=...)
+        sampler: privbandit.privacy.DEFAULT_SAMPLER unless given
         .run(env, rng) -> RunResult;  .simulate(env, rng) -> FedMABRun (+ pulls, epochs)
     graphs: Graph, fully_connected, star, ring, random_connected, disjoint_union,
         components, is_connected, require_connected, eccentricity, diameter, sinks

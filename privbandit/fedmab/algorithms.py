@@ -19,8 +19,9 @@ Privacy guarantee (every algorithm here)
     charged to the agent's epoch ledger before the release; parallel
     composition over disjoint epochs gives epsilon for the whole transcript.
     Assumptions: rewards in [0, 1]; the exploitation and commit pulls are
-    never released; the exact sampler (`sampler=None`) is floating-point
-    safe, the default fast sampler is for simulation only.  Source: Li & Song,
+    never released; the default sampler (`privbandit.privacy.DEFAULT_SAMPLER`,
+    today the fast NumPy one, for simulation) is not floating-point safe and
+    the statement says so; `sampler="exact"` (or None) is.  Source: Li & Song,
     Alg. 1 line 7 and Theorem 1; audited in `fedmab.audit`.
 """
 from __future__ import annotations
@@ -31,10 +32,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
-from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.mechanisms.samplers import Sampler
 
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
+from ..privacy import DEFAULT_SAMPLER, resolve_sampler, sampler_name
 from ..result import RunResult
 from .engine import FedMABRun, simulate
 from .graphs import Graph, require_connected
@@ -69,7 +71,7 @@ class _EpochAlgorithm:
     ) -> FedMABRun:
         """Run the epochs on `network`; `params` are recorded after the shared ones."""
         recorded = {"epsilon": self.epsilon, "horizon": self.horizon, "rounds": self.rounds,
-                    "sampler": repr(self.sampler), **params}
+                    "sampler": sampler_name(self.sampler), **params}
         return simulate(env, network, epsilon=self.epsilon, horizon=self.horizon,
                         rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
                         params=recorded)
@@ -86,8 +88,8 @@ class CDPMAB(_EpochAlgorithm):
     epsilon: per-agent privacy budget; horizon: T rounds; participation: p,
     ceil(pM) agents drawn afresh upload each epoch; rounds: R (None: doubling
     epochs, no limit); server_cost: c_s per server-agent link and epoch;
-    sampler: Laplace noise source (None: exact OpenDP).  See the module
-    docstring for the privacy guarantee.
+    sampler: Laplace noise source (`privbandit.privacy.resolve_sampler`).
+    See the module docstring for the privacy guarantee.
     """
 
     epsilon: float
@@ -95,7 +97,7 @@ class CDPMAB(_EpochAlgorithm):
     participation: float = 1.0
     rounds: int | None = None
     server_cost: float = 25.0
-    sampler: Sampler | None = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
 
     name = "CDP-MAB"
 
@@ -124,7 +126,7 @@ class DDPMAB(_EpochAlgorithm):
     graph: Graph
     rounds: int | None = None
     agent_cost: float = 1.0
-    sampler: Sampler | None = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
     network: Decentralized = field(init=False, repr=False, compare=False)
 
     name = "DDP-MAB"
@@ -156,7 +158,7 @@ class HDPMAB(_EpochAlgorithm):
     rounds: int | None = None
     server_cost: float = 50.0
     agent_cost: float = 1.0
-    sampler: Sampler | None = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
     network: Hybrid = field(init=False, repr=False, compare=False)
 
     name = "HDP-MAB"
@@ -179,4 +181,4 @@ class HDPMAB(_EpochAlgorithm):
 def _agents(env: object) -> int:
     if not isinstance(env, MultiAgentBernoulliMAB):
         raise config_error("env", env, "a MultiAgentBernoulliMAB")
-    return env.n_agents
+    return env.n_users

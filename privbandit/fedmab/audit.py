@@ -8,10 +8,9 @@ of every epoch, shape (n, R, K).  It uses the same mechanism factory as the
 algorithms (`privacy.epoch_mechanism`), so the audit checks the code that runs.
 The active set is held at all K arms: elimination only removes releases.
 
-`broken=True` is the positive control: its noise is calibrated to sensitivity
-1/S(r) (as if the epoch mean were a mean over all S(r) rewards so far) instead
-of 1/n_r; its event still claims epsilon, so a ledger is fooled -- the audit
-must not be.  Its true epsilon in epoch r is epsilon * S(r) / n_r.
+The tests audit a deliberately broken subclass too (a positive control whose
+noise is sized for sensitivity 1/S(r) while its event still claims epsilon);
+no broken variant is a setting of this class.
 
 `neighbouring_rewards` builds a pair of reward sequences that differ in one
 reward (the agent-level relation), placed in the epoch where S(r)/n_r is
@@ -36,9 +35,10 @@ from privbandit.audits import (
     run_audit,
 )
 from privbandit.mechanisms.laplace import pairwise_mean
-from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
+from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import RewardError, ShapeError, config_error
+from ..privacy import DEFAULT_SAMPLER, resolve_sampler
 from .privacy import epoch_mechanism
 from .schedule import EpochSchedule
 
@@ -61,20 +61,17 @@ class EpochMeansTranscript:
 
     Privacy guarantee: as `fedmab.algorithms` -- pure epsilon-DP with respect
     to one reward of the agent (L1 sensitivity 1/n_r per epoch, parallel
-    composition over epochs); `broken=True` deliberately violates it.
+    composition over epochs).  Subclasses may change `rewards_per_epoch`.
     """
 
     epsilon: float
     sizes: tuple[int, ...]
-    broken: bool = False
-    sampler: Sampler | None = FAST
+    sampler: Sampler | str | None = DEFAULT_SAMPLER
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "sizes", _check_sizes(self.sizes))
         object.__setattr__(self, "sampler", resolve_sampler(self.sampler))
-        if not isinstance(self.broken, bool):
-            raise config_error("broken", self.broken, "True or False")
 
     @classmethod
     def from_schedule(cls, schedule: EpochSchedule, epsilon: float, **kwargs: Any):
@@ -82,17 +79,15 @@ class EpochMeansTranscript:
 
     @property
     def name(self) -> str:
-        kind = "broken (noise for sensitivity 1/S(r))" if self.broken else "correct"
-        return f"fedmab epoch-means transcript, {kind}"
+        return f"fedmab epoch-means transcript ({type(self).__name__})"
+
+    def rewards_per_epoch(self) -> tuple[int, ...]:
+        """n_r = S(r) - S(r-1): the rewards each epoch's means are sized for."""
+        return tuple(np.diff((0, *self.sizes)).tolist())
 
     def mechanisms(self) -> list:
-        """The LaplaceMeans of each epoch (the broken one is sized for S(r) rewards)."""
-        prev, out = 0, []
-        for size in self.sizes:
-            n = size if self.broken else size - prev
-            out.append(epoch_mechanism(self.epsilon, n, self.sampler))
-            prev = size
-        return out
+        """The LaplaceMeans of each epoch, for its n_r rewards."""
+        return [epoch_mechanism(self.epsilon, n, self.sampler) for n in self.rewards_per_epoch()]
 
     def __call__(self, dataset: Any, rng: np.random.Generator, n: int) -> np.ndarray:
         rewards = check_rewards(dataset, self.sizes[-1])
@@ -117,7 +112,8 @@ def check_rewards(dataset: Any, length: int) -> np.ndarray:
 
 
 def canary_epoch(sizes: tuple[int, ...]) -> int:
-    """The epoch (1-based) with the largest S(r)/n_r: where the broken noise is thinnest."""
+    """The epoch (1-based) with the largest S(r)/n_r: where noise sized for S(r) rewards
+    instead of n_r would be thinnest."""
     s = np.asarray(_check_sizes(sizes), dtype=np.float64)
     return int(np.argmax(s / np.diff(s, prepend=0.0))) + 1
 
@@ -155,7 +151,7 @@ def audit_transcript(
     """Audit `transcript` against epsilon on a canary pair (threshold test, one-hot statistic).
 
     The claim is what the ledger charges: the epoch mechanism's event read by
-    the pure-DP accountant (the broken variant claims epsilon too).
+    the pure-DP accountant (a mis-sized subclass claims epsilon too).
     """
     epoch = canary_epoch(transcript.sizes)
     pair = neighbouring_rewards(transcript.sizes, n_arms, rng, epoch=epoch)

@@ -1,13 +1,17 @@
-"""The epoch-level simulator shared by CDP-, DDP- and HDP-MAB.
+"""The epoch-level protocol shared by CDP-, DDP- and HDP-MAB.
 
 Within an epoch every agent pulls each active arm n_r times round-robin (the
 active arms in increasing order, cycled n_r times), so the epoch is simulated
 at once: one binomial reward sum per agent and arm, one batched Laplace
 release, one exchange.  Regret follows from the arms played, which are known
 exactly without per-round work: a run is a short list of segments, each a
-block of per-round arm choices (L, M) repeated `reps` times; the per-round
-regret and reward curves are rebuilt from them with `np.tile`.
+block of per-round arm choices (L, M) repeated `reps` times, handed to the
+run loop as runs of per-round regret and reward (`protocol.StepProtocol`).
 
+`EpochProtocol` is played by the one run loop (`privbandit.runtime`): each of
+its steps is one epoch (exploration, release, exchange and the local
+exploitation while the exchange lasts) and returns that epoch's per-round
+regret and reward; the last step plays the committed arm to the horizon.
 Per epoch the Python work is O(M) (the M ledger charges); everything else is
 vectorised over agents and arms.
 
@@ -18,17 +22,21 @@ order reproduces the run bit for bit.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import PrivacyStatement, Relation
+
 from ..comm import CommLog
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
+from ..privacy import is_float_safe
+from ..protocol import StepProtocol
 from ..result import RunResult
-from .privacy import AgentLedgers, charge_all, epoch_mechanism
+from ..runtime import play
+from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism
 from .schedule import EpochSchedule
 
 
@@ -86,66 +94,115 @@ def simulate(
     params: dict[str, Any],
 ) -> FedMABRun:
     """Run one seed-002 algorithm (its `network` says how means are exchanged)."""
-    if not isinstance(env, MultiAgentBernoulliMAB):
-        raise config_error("env", env, "a MultiAgentBernoulliMAB")
-    if env.n_agents != network.n_agents:
-        raise config_error(
-            "env", env, f"an environment with {network.n_agents} agents (the network's)"
-        )
     if not isinstance(rng, np.random.Generator):
         raise config_error("rng", rng, "a numpy.random.Generator")
-    started = time.perf_counter()
-    m, k = env.n_agents, env.n_arms
-    schedule = EpochSchedule.build(epsilon, k, horizon, network.n_uploaders, rounds)
-    reward_rng, noise_rng, protocol_rng = rng.spawn(3)
-    state = _State(env, horizon)
-    ledgers = [AgentLedgers(i, epsilon) for i in range(m)]
-    log = CommLog()
-    ybar = np.zeros((m, k))  # running private means (eq. 6)
-    raw = np.zeros((m, k))  # each agent's own reward sums, for local exploitation
-    active = np.arange(k)
-    records: list[EpochRecord] = []
-    prev, best = 0, 0
-    for r, size in enumerate(schedule.sizes, start=1):
-        n = size - prev
+    protocol = EpochProtocol(network, epsilon=epsilon, horizon=horizon, rounds=rounds,
+                             sampler=sampler, name=algorithm, params=params)
+    result = play(protocol, env, horizon, rng=rng)
+    state = protocol.state
+    return FedMABRun(result, state.pulls, tuple(protocol.records), state.committed,
+                     state.segments)
+
+
+class EpochProtocol(StepProtocol):
+    """The epochs of a seed-002 algorithm on `network` (see the module docstring)."""
+
+    def __init__(self, network, *, epsilon: float, horizon: int, rounds: int | None,
+                 sampler, name: str, params: dict[str, Any]) -> None:
+        self.network, self.epsilon, self.horizon = network, epsilon, horizon
+        self.rounds, self.sampler, self.name, self._params = rounds, sampler, name, params
+
+    def start(self, env: MultiAgentBernoulliMAB, horizon: int, rng: np.random.Generator
+              ) -> None:
+        super().start(env, horizon, rng)
+        if not isinstance(env, MultiAgentBernoulliMAB):
+            raise config_error("env", env, "a MultiAgentBernoulliMAB")
+        if env.n_users != self.network.n_users:
+            raise config_error(
+                "env", env, f"an environment with {self.network.n_users} agents (the network's)"
+            )
+        m, k = env.n_users, env.n_arms
+        self.schedule = EpochSchedule.build(self.epsilon, k, horizon, self.network.n_uploaders,
+                                            self.rounds)
+        self._reward_rng, self._noise_rng, self._protocol_rng = rng.spawn(3)
+        self.state = _State(env, horizon)
+        self._ledgers = [AgentLedgers(i, self.epsilon) for i in range(m)]
+        for ledger in self._ledgers:
+            ledger.declare(_unit_statement(self.epsilon, self.sampler, ledger.unit))
+        self._log = CommLog()
+        self._ybar = np.zeros((m, k))  # running private means (eq. 6)
+        self._raw = np.zeros((m, k))  # each agent's own reward sums, for local exploitation
+        self._active = np.arange(k)
+        self.records: list[EpochRecord] = []
+        self._prev, self._best, self._epoch = 0, 0, 0
+        self._exploring = True
+
+    def step(self, env: MultiAgentBernoulliMAB, t: int, rng: np.random.Generator
+             ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """One epoch, or the commitment to the horizon once exploration is over."""
+        state = self.state
+        first = len(state.segments)
+        if self._exploring:
+            self._epoch_step(env)
+        else:  # one arm left, or the last epoch spent: play the empirical best to T
+            active = self._active
+            state.commit(int(active[0]) if active.size == 1 else self._best)
+        return state.runs(first)
+
+    def _epoch_step(self, env: MultiAgentBernoulliMAB) -> None:
+        state, active, r = self.state, self._active, self._epoch + 1
+        self._epoch = r
+        size = self.schedule.sizes[r - 1]
+        n = size - self._prev
         if not state.explore(active, n):
-            break  # the horizon ended inside this epoch: nothing is released
-        sums = env.draw_sums(active, n, reward_rng)
-        mechanism = epoch_mechanism(epsilon, n, sampler)
-        charge_all(ledgers, r, mechanism.event)  # before the release
-        yhat = mechanism.release_means(sums / n, noise_rng)
-        ybar[:, active] = (prev / size) * ybar[:, active] + (n / size) * yhat
-        raw[:, active] += sums
-        prev = size
+            self._exploring = False  # the horizon ended inside this epoch: nothing is released
+            return
+        sums = env.draw_sums(active, n, self._reward_rng)
+        mechanism = epoch_mechanism(self.epsilon, n, self.sampler)
+        charge_all(self._ledgers, r, mechanism.event)  # before the release
+        yhat = mechanism.release_means(sums / n, self._noise_rng)
+        ybar = self._ybar
+        ybar[:, active] = (self._prev / size) * ybar[:, active] + (n / size) * yhat
+        self._raw[:, active] += sums
+        self._prev = size
         if state.done:
-            break  # no time left to use what would be exchanged
-        ex = network.exchange(ybar[:, active], r, protocol_rng, log)
-        local_best = active[np.argmax(raw[:, active], axis=1)]
+            self._exploring = False  # no time left to use what would be exchanged
+            return
+        at = state.t  # the round the epoch's exchange starts: it labels its messages
+        ex = self.network.exchange(ybar[:, active], at, self._protocol_rng, self._log)
+        local_best = active[np.argmax(self._raw[:, active], axis=1)]
         state.play(local_best, ex.delay)
-        keep = ex.mean.max() - ex.mean < 2.0 * schedule.radii[r - 1]
-        records.append(EpochRecord(r, size, n, active.size, schedule.radii[r - 1],
-                                   ex.delay, ex.cost, int(active.size - keep.sum())))
-        best = int(active[np.argmax(ex.mean)])
-        active = active[keep]
-        network.announce(active, r, log)
-        if active.size == 1 or r == rounds:
-            break
-    if not state.done:  # one arm left, or R epochs spent: play the empirical best to T
-        state.commit(int(active[0]) if active.size == 1 else best)
-    regret, reward = state.curves()
-    elapsed = time.perf_counter() - started
-    result = RunResult(
-        algorithm=algorithm,
-        params=params,
-        regret=regret,
-        reward=reward,
-        comm=_comm_summary(log, records, network),
-        ledgers=[led.summary() for led in ledgers],
-        privacy=_privacy(epsilon, ledgers),
-        timings={"simulate": elapsed},
-        environment=env.describe(),
-    )
-    return FedMABRun(result, state.pulls, tuple(records), state.committed, state.segments)
+        radius = self.schedule.radii[r - 1]
+        keep = ex.mean.max() - ex.mean < 2.0 * radius
+        self.records.append(EpochRecord(r, size, n, active.size, radius, ex.delay, ex.cost,
+                                        int(active.size - keep.sum())))
+        self._best = int(active[np.argmax(ex.mean)])
+        self._active = active[keep]
+        self.network.announce(self._active, at, self._log)
+        if self._active.size == 1 or r == self.rounds or r == len(self.schedule.sizes):
+            self._exploring = False
+
+    # -- reporting ----------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @property
+    def comm(self) -> CommLog:
+        return self._log
+
+    def comm_details(self) -> dict[str, Any]:
+        return {
+            **self.network.describe(),
+            "cost": float(sum(rec.cost for rec in self.records)),
+            "communication_rounds": len(self.records),
+            "epochs": [vars(rec) for rec in self.records],
+        }
+
+    def ledgers(self) -> list[AgentLedgers]:
+        return list(self._ledgers)
+
+    def privacy(self) -> PrivacyStatement:
+        return _privacy(self.epsilon, self._ledgers, self.sampler)
 
 
 class _State:
@@ -153,7 +210,7 @@ class _State:
 
     def __init__(self, env: MultiAgentBernoulliMAB, horizon: int) -> None:
         self.env, self.horizon, self.t = env, horizon, 0
-        self.pulls = np.zeros((env.n_agents, env.n_arms), dtype=np.int64)
+        self.pulls = np.zeros((env.n_users, env.n_arms), dtype=np.int64)
         self.segments: list[Segment] = []
         self.committed: int | None = None
 
@@ -163,7 +220,7 @@ class _State:
 
     def explore(self, active: np.ndarray, n: int) -> bool:
         """Round-robin n passes over `active`; False if the horizon cuts the epoch short."""
-        m, a = self.env.n_agents, active.size
+        m, a = self.env.n_users, active.size
         block = np.ascontiguousarray(np.broadcast_to(active[:, None], (a, m)))
         left = self.horizon - self.t
         if n * a <= left:
@@ -180,42 +237,37 @@ class _State:
 
     def commit(self, arm: int) -> None:
         self.committed = arm
-        self._add(np.full((1, self.env.n_agents), arm), self.horizon - self.t)
+        self._add(np.full((1, self.env.n_users), arm), self.horizon - self.t)
 
     def _add(self, arms: np.ndarray, reps: int) -> None:
         if reps <= 0 or arms.shape[0] == 0:
             return
         self.segments.append(Segment(arms, reps))
-        np.add.at(self.pulls, (np.arange(self.env.n_agents), arms), reps)
+        np.add.at(self.pulls, (np.arange(self.env.n_users), arms), reps)
         self.t += arms.shape[0] * reps
 
-    def curves(self) -> tuple[np.ndarray, np.ndarray]:
+    def runs(self, first: int) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """The segments from index `first` on as runs of rounds: (per-round regret,
+        per-round expected reward, repetitions)."""
         env = self.env
-        regret = [np.tile(env.regret(s.arms), s.reps) for s in self.segments]
-        reward = [np.tile(env.expected_reward(s.arms), s.reps) for s in self.segments]
-        return np.concatenate(regret), np.concatenate(reward)
+        return [(env.regret(s.arms), env.expected_reward(s.arms), s.reps)
+                for s in self.segments[first:]]
 
 
-def _comm_summary(log: CommLog, records: list[EpochRecord], network) -> dict[str, Any]:
-    out = log.summary()
-    out.update(network.describe())
-    out["cost"] = float(sum(rec.cost for rec in records))
-    out["communication_rounds"] = len(records)
-    out["epochs"] = [vars(rec) for rec in records]
-    return out
+
+def _unit_statement(epsilon: float, sampler, unit: str) -> PrivacyStatement:
+    return PrivacyStatement(Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler),
+                            unit=unit, summary=f"{epsilon:g}-DP (pure) for one reward of the agent")
 
 
-def _privacy(epsilon: float, ledgers: list[AgentLedgers]) -> dict[str, Any]:
+def _privacy(epsilon: float, ledgers: list[AgentLedgers], sampler) -> PrivacyStatement:
     spent = [led.epsilon_spent() for led in ledgers]
-    return {
-        "guarantee": "pure epsilon-DP for each agent",
-        "neighbouring": "agent-level: one reward in one agent's history differs",
-        "measure": "pure-dp",
-        "epsilon": epsilon,
-        "delta": 0.0,
-        "mechanism": "Laplace epoch means, scale 1/(epsilon n_r), L1 sensitivity 1/n_r",
-        "composition": "parallel over disjoint epochs; uploads are post-processing",
-        "per_agent_epsilon": spent,
-        "max_agent_epsilon": max(spent, default=0.0),
-        "source": "Li & Song, seed 002, Alg. 1 line 7 and Theorem 1",
-    }
+    return PrivacyStatement(
+        Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler), unit=UNIT,
+        summary=f"{epsilon:g}-DP for each agent (pure): Laplace epoch means, parallel "
+                "composition over disjoint epochs, uploads are post-processing",
+        details={
+            "mechanism": "Laplace epoch means, scale 1/(epsilon n_r), L1 sensitivity 1/n_r",
+            "per_agent_epsilon": spent, "max_agent_epsilon": max(spent, default=0.0),
+            "source": "Li & Song, seed 002, Alg. 1 line 7 and Theorem 1",
+        })

@@ -1,11 +1,12 @@
 """The three communication structures of seed 002 as one small interface.
 
-`exchange(ybar, epoch, rng, log)` takes the agents' running private means
+`exchange(ybar, at, rng, log)` takes the agents' running private means
 (M, A) over the A active arms, records every message it sends in the
 `CommLog`, and returns what the eliminating party averages (A,), the number
 of time slots the exchange lasts (the agents exploit locally meanwhile) and
-its communication cost.  `announce(active, epoch, log)` logs how the new
-active set reaches the agents.  Costs follow the paper's C(T): c_s per
+its communication cost.  `announce(active, at, log)` logs how the new
+active set reaches the agents; `at` is the round (time step) the epoch's
+exploration ended, which labels its messages in the log.  Costs follow the paper's C(T): c_s per
 server-agent link and c_a per agent-agent link carrying private means in a
 slot; the small active-set announcements are logged as messages but not
 costed (as in the paper's cost model).
@@ -19,7 +20,7 @@ import numpy as np
 
 from privbandit.accounting.validation import check_count, check_nonnegative
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, PEER, UPLOAD, CommLog
 from ..errors import config_error
 from .graphs import Graph, components, require_connected
 from .protocols import ProtocolTrace, gis_trace, sac_trace
@@ -43,9 +44,9 @@ def check_participation(p: object) -> float:
     return float(p)
 
 
-def n_participants(p: float, n_agents: int) -> int:
+def n_participants(p: float, n_users: int) -> int:
     """N = ceil(p M), with p M rounded to 9 decimals first (0.6 * 50 is 30, not 31)."""
-    return max(1, math.ceil(round(p * n_agents, 9)))
+    return max(1, math.ceil(round(p * n_users, 9)))
 
 
 class MasterWorker:
@@ -53,24 +54,24 @@ class MasterWorker:
 
     name = "master-worker"
 
-    def __init__(self, n_agents: int, participation: float, server_cost: float) -> None:
-        self.n_agents = check_count("n_agents", n_agents)
+    def __init__(self, n_users: int, participation: float, server_cost: float) -> None:
+        self.n_users = check_count("n_users", n_users)
         self.participation = check_participation(participation)
         self.server_cost = check_nonnegative("server_cost", server_cost)
-        self.n_uploaders = n_participants(self.participation, self.n_agents)
+        self.n_uploaders = n_participants(self.participation, self.n_users)
 
-    def exchange(self, ybar: np.ndarray, epoch: int, rng: np.random.Generator, log: CommLog):
+    def exchange(self, ybar: np.ndarray, at: int, rng: np.random.Generator, log: CommLog):
         m, a = ybar.shape
         if self.n_uploaders < m:
             chosen = np.sort(rng.choice(m, self.n_uploaders, replace=False))
             mean = ybar[chosen].mean(axis=0)
         else:
             mean = ybar.mean(axis=0)
-        log.record("upload", self.n_uploaders, self.n_uploaders * a * _FLOAT, round=epoch)
+        log.record(UPLOAD, self.n_uploaders, self.n_uploaders * a * _FLOAT, round=at)
         return Exchange(mean, 0, self.server_cost * self.n_uploaders)
 
-    def announce(self, active: np.ndarray, epoch: int, log: CommLog) -> None:
-        log.record("broadcast", self.n_agents, self.n_agents * active.size * _LABEL, round=epoch)
+    def announce(self, active: np.ndarray, at: int, log: CommLog) -> None:
+        log.record(DOWNLOAD, self.n_users, self.n_users * active.size * _LABEL, round=at)
 
     def describe(self) -> dict:
         return {"structure": self.name, "participation": self.participation,
@@ -85,17 +86,17 @@ class Decentralized:
     def __init__(self, graph: Graph, agent_cost: float) -> None:
         self.graph = require_connected(graph)
         self.agent_cost = check_nonnegative("agent_cost", agent_cost)
-        self.n_agents = graph.n_nodes
+        self.n_users = graph.n_nodes
         self.n_uploaders = graph.n_nodes
         self.trace: ProtocolTrace = gis_trace(graph)
 
-    def exchange(self, ybar: np.ndarray, epoch: int, rng: np.random.Generator, log: CommLog):
+    def exchange(self, ybar: np.ndarray, at: int, rng: np.random.Generator, log: CommLog):
         tr, a = self.trace, ybar.shape[1]
-        _log_trace(log, tr, a, epoch)
+        _log_trace(log, tr, a, at)
         # every agent holds the same M means, so every local elimination agrees
         return Exchange(ybar.mean(axis=0), tr.slots, self.agent_cost * tr.link_uses)
 
-    def announce(self, active: np.ndarray, epoch: int, log: CommLog) -> None:
+    def announce(self, active: np.ndarray, at: int, log: CommLog) -> None:
         """Nothing to send: each agent eliminates locally."""
 
     def describe(self) -> dict:
@@ -119,7 +120,7 @@ class Hybrid:
         self.graph = graph
         self.server_cost = check_nonnegative("server_cost", server_cost)
         self.agent_cost = check_nonnegative("agent_cost", agent_cost)
-        self.n_agents = graph.n_nodes
+        self.n_users = graph.n_nodes
         self.n_uploaders = graph.n_nodes
         parts = components(graph)
         self.n_components = len(parts)
@@ -128,20 +129,20 @@ class Hybrid:
             self._component_of[part] = q
         self.trace, self.component_slots = sac_trace(graph)
 
-    def exchange(self, ybar: np.ndarray, epoch: int, rng: np.random.Generator, log: CommLog):
+    def exchange(self, ybar: np.ndarray, at: int, rng: np.random.Generator, log: CommLog):
         tr, a, q = self.trace, ybar.shape[1], self.n_components
-        _log_trace(log, tr, a, epoch)
+        _log_trace(log, tr, a, at)
         sums = np.zeros((q, a))
         np.add.at(sums, self._component_of, ybar)
-        log.record("upload", q, q * (a + 1) * _FLOAT, round=epoch)
+        log.record(UPLOAD, q, q * (a + 1) * _FLOAT, round=at)
         cost = self.agent_cost * tr.link_uses + self.server_cost * q
-        return Exchange(sums.sum(axis=0) / self.n_agents, tr.slots, cost)
+        return Exchange(sums.sum(axis=0) / self.n_users, tr.slots, cost)
 
-    def announce(self, active: np.ndarray, epoch: int, log: CommLog) -> None:
-        q, m = self.n_components, self.n_agents
-        log.record("broadcast", q, q * active.size * _LABEL, round=epoch)
+    def announce(self, active: np.ndarray, at: int, log: CommLog) -> None:
+        q, m = self.n_components, self.n_users
+        log.record(DOWNLOAD, q, q * active.size * _LABEL, round=at)
         if m > q:  # sinks relay the active set inside their components
-            log.record("p2p", m - q, (m - q) * active.size * _LABEL, round=epoch)
+            log.record(PEER, m - q, (m - q) * active.size * _LABEL, round=at)
 
     def describe(self) -> dict:
         return {"structure": self.name, "graph": self.graph.name,
@@ -150,7 +151,7 @@ class Hybrid:
                 "links_per_round": self.trace.link_uses}
 
 
-def _log_trace(log: CommLog, tr: ProtocolTrace, n_active: int, epoch: int) -> None:
-    log.record("p2p", tr.adv, tr.adv_labels * _LABEL, round=epoch)
-    log.record("p2p", tr.req, tr.labels * _LABEL, round=epoch)
-    log.record("p2p", tr.data, tr.labels * (n_active * _FLOAT + _LABEL), round=epoch)
+def _log_trace(log: CommLog, tr: ProtocolTrace, n_active: int, at: int) -> None:
+    log.record(PEER, tr.adv, tr.adv_labels * _LABEL, round=at)
+    log.record(PEER, tr.req, tr.labels * _LABEL, round=at)
+    log.record(PEER, tr.data, tr.labels * (n_active * _FLOAT + _LABEL), round=at)

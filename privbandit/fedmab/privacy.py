@@ -22,8 +22,11 @@ from typing import Any
 
 from privbandit.accounting import Ledger
 from privbandit.accounting.events import PrivacyEvent
+from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_count, check_positive
 from privbandit.mechanisms.laplace import LaplaceMeans
+
+UNIT = "agent-level: one reward in one agent's history differs"
 
 
 def epoch_mechanism(epsilon: float, n_rewards: int, sampler) -> LaplaceMeans:
@@ -37,7 +40,14 @@ class AgentLedgers:
     def __init__(self, agent: int, epsilon: float) -> None:
         self.agent = check_count("agent", agent, minimum=0)
         self.epsilon = check_positive("epsilon", epsilon)
+        self.unit = f"agent {self.agent} (one reward)"
+        self.statement: PrivacyStatement | None = None
         self._ledgers: dict[int, Ledger] = {}
+        self._spent = 0.0  # the maximum over the epoch ledgers
+
+    def declare(self, statement: PrivacyStatement) -> None:
+        """Record the guarantee stated for this agent (shown in `summary()`)."""
+        self.statement = statement
 
     def charge(self, epoch: int, event: PrivacyEvent) -> None:
         """Charge the release of `epoch`'s means; raises `BudgetExceededError` first if over."""
@@ -46,6 +56,7 @@ class AgentLedgers:
             ledger = Ledger(f"agent {self.agent}, one reward of epoch {epoch}", self.epsilon)
         ledger.charge(event)
         self._ledgers[epoch] = ledger
+        self._spent = max(self._spent, ledger.spent()[0])
 
     @property
     def releases(self) -> int:
@@ -53,17 +64,23 @@ class AgentLedgers:
 
     def epsilon_spent(self) -> float:
         """The agent's epsilon: the maximum over its epoch ledgers (parallel composition)."""
-        return max((led.spent()[0] for led in self._ledgers.values()), default=0.0)
+        return self._spent
+
+    def spent(self) -> tuple[float, float]:
+        """(epsilon spent, delta = 0), as a `Ledger` reports it."""
+        return self.epsilon_spent(), 0.0
 
     def summary(self) -> dict[str, Any]:
         return {
-            "unit": f"agent {self.agent} (one reward)",
+            "unit": self.unit,
             "accountant": "pure-dp",
             "composition": "parallel over disjoint epochs (max of the epoch ledgers)",
             "epsilon_budget": self.epsilon,
+            "delta_budget": 0.0,
             "epsilon_spent": self.epsilon_spent(),
             "releases": self.releases,
             "epochs": [led.summary() for led in self._ledgers.values()],
+            **({} if self.statement is None else {"statement": self.statement.to_dict()}),
         }
 
 

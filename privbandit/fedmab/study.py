@@ -58,7 +58,7 @@ def run_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
 
 def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, graph_rng, settings = _setup(config, seed)
-    alg = DDPMAB(config["epsilon"], config["horizon"], _graph(settings, env.n_agents, graph_rng),
+    alg = DDPMAB(config["epsilon"], config["horizon"], _graph(settings, env.n_users, graph_rng),
                  rounds=config.get("rounds"), agent_cost=config.get("agent_cost", 1.0))
     return alg.run(env, rng)
 
@@ -66,9 +66,9 @@ def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
 def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, _, settings = _setup(config, seed)
     q = settings.get("components", 10)
-    if isinstance(q, bool) or not isinstance(q, int) or not 1 <= q <= env.n_agents // 3:
-        raise config_error("environment.components", q, f"an integer in [1, {env.n_agents // 3}]")
-    sizes = [env.n_agents // q + (i < env.n_agents % q) for i in range(q)]
+    if isinstance(q, bool) or not isinstance(q, int) or not 1 <= q <= env.n_users // 3:
+        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}]")
+    sizes = [env.n_users // q + (i < env.n_users % q) for i in range(q)]
     graph = disjoint_union([ring(s) for s in sizes])
     alg = HDPMAB(config["epsilon"], config["horizon"], graph, rounds=config.get("rounds"),
                  server_cost=config.get("server_cost", 50.0),

@@ -53,11 +53,11 @@ class CLUB(PooledClusterPolicy):
         beta_scale: float = 1.0,
         lam: float = 1.0,
         noise_scale: float = 0.5,
-        delta: float = 0.1,
+        confidence: float = 0.1,
         theta_bound: float = 1.0,
         item_bound: float | None = 1.0,
     ) -> None:
-        radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
+        radius = ConfidenceRadius(beta, beta_scale, noise_scale, confidence, theta_bound)
         super().__init__(dim, n_users, alpha, radius, lam, item_bound)
         if graph is None:
             graph = UserGraph.complete(self.n_users)

@@ -62,7 +62,7 @@ class _LinearPolicy(CheckedItemsPolicy):
 class LinUCB(_LinearPolicy):
     """Linear UCB (OFUL): pick argmax_k x_k . theta_hat + beta ||x_k||_{V^-1}.
 
-    With `beta="oful"` the radius is R sqrt(2 ln(1/delta) + ln det(V)/det(lam I))
+    With `beta="oful"` the radius is R sqrt(2 ln(1/confidence) + ln det(V)/det(lam I))
     + sqrt(lam) S (Abbasi-Yadkori, Pal, Szepesvari 2011, Thm 2), with R =
     `noise_scale`, S = `theta_bound`, tracked per model with the determinant
     lemma; `beta_scale` multiplies it (practice tunes it).  A number gives a
@@ -87,12 +87,12 @@ class LinUCB(_LinearPolicy):
         beta_scale: float = 1.0,
         lam: float = 1.0,
         noise_scale: float = 0.5,
-        delta: float = 0.1,
+        confidence: float = 0.1,
         theta_bound: float = 1.0,
         item_bound: float | None = 1.0,
     ) -> None:
         super().__init__(dim, n_users, shared=shared, lam=lam, item_bound=item_bound)
-        self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, delta, theta_bound)
+        self.radius = ConfidenceRadius(beta, beta_scale, noise_scale, confidence, theta_bound)
 
     def scores(self, items: np.ndarray, user: int) -> np.ndarray:
         """Upper confidence bounds of the K items for `user`, (K,)."""

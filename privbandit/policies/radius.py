@@ -20,7 +20,8 @@ from ..errors import config_error
 class RadiusSettings:
     """What every UCB radius is set by: `beta` (the name of a theoretical formula,
     `formula`, or a constant >= 0), `scale` (multiplies either), R = noise_scale,
-    delta in (0, 1) and S = theta_bound.  Subclasses name the formula and compute it.
+    confidence in (0, 1) (the radius' failure probability) and S = theta_bound.
+    Subclasses name the formula and compute it.
     """
 
     formula: ClassVar[str]
@@ -28,7 +29,7 @@ class RadiusSettings:
     beta: float | str
     scale: float = 1.0
     noise_scale: float = 0.5
-    delta: float = 0.1
+    confidence: float = 0.1
     theta_bound: float = 1.0
 
     def __post_init__(self) -> None:
@@ -38,26 +39,26 @@ class RadiusSettings:
             object.__setattr__(self, "beta", check_nonnegative("beta", self.beta))
         object.__setattr__(self, "scale", check_nonnegative("beta_scale", self.scale))
         object.__setattr__(self, "noise_scale", check_nonnegative("noise_scale", self.noise_scale))
-        d = self.delta
-        if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0.0 < d < 1.0:
-            raise config_error("delta", d, "a number in (0, 1)")
-        object.__setattr__(self, "delta", float(d))
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0.0 < c < 1.0:
+            raise config_error("confidence", c, "a failure probability in (0, 1)")
+        object.__setattr__(self, "confidence", float(c))
         object.__setattr__(self, "theta_bound", check_nonnegative("theta_bound", self.theta_bound))
 
     def params(self) -> dict[str, Any]:
         return {
             "beta": self.beta, "beta_scale": self.scale, "noise_scale": self.noise_scale,
-            "delta": self.delta, "theta_bound": self.theta_bound,
+            "confidence": self.confidence, "theta_bound": self.theta_bound,
         }
 
 
 @dataclass(frozen=True)
 class ConfidenceRadius(RadiusSettings):
-    """beta = scale * (R sqrt(2 ln(1/delta) + ln det(V)/det(lam I)) + sqrt(lam) S) for
+    """beta = scale * (R sqrt(2 ln(1/confidence) + ln det(V)/det(lam I)) + sqrt(lam) S) for
     beta="oful", or scale * beta for a constant beta >= 0.
 
     R = noise_scale (sub-Gaussian scale of the rewards; 1/2 for rewards in
-    [0, 1]), S = theta_bound (bound on ||theta||), delta in (0, 1).
+    [0, 1]), S = theta_bound (bound on ||theta||), confidence in (0, 1).
     """
 
     formula: ClassVar[str] = "oful"
@@ -67,6 +68,6 @@ class ConfidenceRadius(RadiusSettings):
     def __call__(self, logdet_ratio: float, lam: float) -> float:
         """The radius for a model with ln(det V / det(lam I)) = logdet_ratio."""
         if self.beta == "oful":
-            r = self.noise_scale * math.sqrt(2.0 * math.log(1.0 / self.delta) + logdet_ratio)
+            r = self.noise_scale * math.sqrt(2.0 * math.log(1.0 / self.confidence) + logdet_ratio)
             return self.scale * (r + math.sqrt(lam) * self.theta_bound)
         return self.scale * self.beta

@@ -15,7 +15,7 @@ from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
 from ..kernels import sherman_morrison
-from .base import check_dim
+from ..validation import check_dim
 
 
 class RidgeModels:

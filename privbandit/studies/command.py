@@ -175,7 +175,7 @@ def cmd_account(args) -> int:
         seen.add(cellkey)
         result = entry.run(run.config(), run_seed(run))
         cell = ", ".join(f"{k}={v}" for k, v in sorted(run.cell.items()))
-        print(f"{run.label} [{cell}]: {result.privacy.get('statement', '')}".rstrip(": "))
+        print(f"{run.label} [{cell}]: {result.privacy.summary}".rstrip(": "))
         for led in result.ledgers:
             print(
                 f"  {led['unit']}: spent epsilon={led['epsilon_spent']:.4g} of "

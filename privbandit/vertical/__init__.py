@@ -9,13 +9,13 @@ Masks are not differential privacy: see `VerticalFederation`'s docstring
 and docs/vertical.md.
 """
 from .errors import ProtocolError
-from .federation import DIRECTIONS, PendingRound, VerticalFederation
+from .federation import VERTICAL_NAMES, PendingRound, VerticalFederation
 from .roles import ACTIVE, GENERATOR, ActiveParty, MaskGenerator, PassiveParty, party_name
-from .runs import mask_stream, play, run_centralized, run_partial_local, run_vertical
+from .runs import mask_stream, run_centralized, run_partial_local, run_vertical
 from .ties import TieTolerant
 
 __all__ = [
-    "ACTIVE", "DIRECTIONS", "GENERATOR", "ActiveParty", "MaskGenerator", "PassiveParty",
+    "ACTIVE", "GENERATOR", "VERTICAL_NAMES", "ActiveParty", "MaskGenerator", "PassiveParty",
     "PendingRound", "ProtocolError", "TieTolerant", "VerticalFederation", "mask_stream",
-    "party_name", "play", "run_centralized", "run_partial_local", "run_vertical",
+    "party_name", "run_centralized", "run_partial_local", "run_vertical",
 ]

@@ -16,6 +16,12 @@ Every message passes through `transport(sender, recipient, message) ->
 message` (identity by default), so tests and audits can tamper with,
 misroute or record the traffic.  A failed round raises and leaves the
 policy, the round counter and the communication log as they were.
+
+The federation is itself a `Policy` on a `VerticalSplit`: the run loop's
+`select(parts, user, t, rng)` is `decide`, and `update` is `commit`.  In the
+federation's vocabulary (`privbandit.comm`) the generator's mask blocks and
+the active party's requests are downloads, the passive parties' masked
+batches uploads; every message is logged with its sender.
 """
 from __future__ import annotations
 
@@ -26,20 +32,22 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.masks import MASK_EVENT
 from privbandit.mechanisms.sealing import PartyKeys
 
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..envs.vertical import FeatureSplit, VerticalRound
 from ..errors import config_error
 from ..policies.base import Policy
 from .errors import ProtocolError
-from .roles import ACTIVE, GENERATOR, ActiveParty, MaskGenerator, PassiveParty, party_name
-
-# The three kinds of traffic, as communication-log directions.
-DIRECTIONS = ("mask", "request", "reply")
+from .roles import ACTIVE, GENERATOR, ActiveParty, MaskGenerator, PassiveParty
 
 Transport = Callable[[str, str, bytes], bytes]
+
+# The paper's names for the federated versions of the core policies.
+VERTICAL_NAMES = {"linucb": "vfucb", "lints": "vfts"}
 
 
 def _deliver(sender: str, recipient: str, message: bytes) -> bytes:
@@ -63,12 +71,14 @@ class PendingRound:
     parts: tuple = ()
 
 
-class VerticalFederation:
+class VerticalFederation(Policy):
     """One active party (features 0), M - 1 passive parties and a mask generator.
 
     widths: the parties' feature widths (a `FeatureSplit` or a sequence);
     policy: the active party's linear policy on masked contexts, of dimension
-    d = sum(widths) (LinUCB for VFUCB, LinTS for VFTS); rng: draws the mask Q.
+    d = sum(widths) (LinUCB for VFUCB, LinTS for VFTS); rng: draws the mask Q;
+    ledger: if given, notes the mask's `NotDifferentiallyPrivate` event
+    (masks are never charged as DP) and is reported by `ledgers()`.
 
     Privacy guarantee
     -----------------
@@ -94,6 +104,7 @@ class VerticalFederation:
         seal_traffic: bool = True,
         transport: Transport | None = None,
         record: bool = False,
+        ledger: Ledger | None = None,
     ) -> None:
         self.split = widths if isinstance(widths, FeatureSplit) else FeatureSplit(widths)
         if self.split.parties < 2:
@@ -103,6 +114,8 @@ class VerticalFederation:
                 raise config_error(name, flag, "True or False")
         if not isinstance(rng, np.random.Generator):
             raise config_error("rng", rng, "a numpy.random.Generator")
+        if ledger is not None and not isinstance(ledger, Ledger):
+            raise config_error("ledger", ledger, "None or a Ledger")
         self.seal_traffic = seal_traffic
         self.record = record
         self._transport = _deliver if transport is None else transport
@@ -117,12 +130,14 @@ class VerticalFederation:
         self.active = ActiveParty(
             widths[0], d, policy, publics, keys=active_keys, n_passive=len(self.passive)
         )
-        self.comm = CommLog(DIRECTIONS)
-        self.sent: dict[str, list[int]] = {
-            name: [0, 0] for name in (GENERATOR, *(party_name(j) for j in range(len(widths))))
-        }
-        self.timings = {"setup": 0.0, "passive": 0.0, "active": 0.0}
+        self.name = VERTICAL_NAMES.get(policy.name, f"vertical-{policy.name}")
+        self._log = CommLog()
+        self._timings = {"setup": 0.0, "passive": 0.0, "active": 0.0}
         self.transcript: list[tuple] = []
+        self._pending: PendingRound | None = None
+        self._ledgers = [] if ledger is None else [ledger]
+        if ledger is not None:
+            ledger.note(MASK_EVENT)
         self._distribute(rng)
 
     @property
@@ -146,13 +161,8 @@ class VerticalFederation:
         for party, message in zip(parties, sealed, strict=True):
             delivered = self._transport(GENERATOR, party.name, message)
             party.receive_mask(delivered, self.generator.public)
-            self._count("mask", GENERATOR, len(message), None)
-        self.timings["setup"] = time.perf_counter() - started
-
-    def _count(self, direction: str, sender: str, nbytes: int, round: int | None) -> None:
-        self.comm.record(direction, 1, nbytes, round)
-        self.sent[sender][0] += 1
-        self.sent[sender][1] += nbytes
+            self._log.record(DOWNLOAD, 1, len(message), sender=GENERATOR)
+        self._timings["setup"] = time.perf_counter() - started
 
     def decide(self, rnd: VerticalRound, rng: np.random.Generator) -> PendingRound:
         """Steps 1-3 of a round: collect, check and sum the masked batches; choose an item.
@@ -175,15 +185,15 @@ class VerticalFederation:
         replies = []
         for party in self.passive:
             delivered = self._transport(ACTIVE, party.name, request)
-            traffic.append(("request", ACTIVE, len(request)))
+            traffic.append((DOWNLOAD, ACTIVE, len(request)))
             reply = party.answer(delivered, t, rnd.parts[party.index])
-            traffic.append(("reply", party.name, len(reply)))
+            traffic.append((UPLOAD, party.name, len(reply)))
             replies.append(self._transport(party.name, ACTIVE, reply))
         middle = time.perf_counter()
         masked, parts = self.active.combine(own, replies, keep_parts=self.record)
         action = self.active.choose(masked, rnd.user, rng)
-        self.timings["passive"] += middle - started
-        self.timings["active"] += time.perf_counter() - middle
+        self._timings["passive"] += middle - started
+        self._timings["active"] += time.perf_counter() - middle
         return PendingRound(t, rnd.user, masked, action, tuple(traffic), parts)
 
     def commit(self, pending: PendingRound, reward: float) -> None:
@@ -195,36 +205,61 @@ class VerticalFederation:
             )
         started = time.perf_counter()
         self.active.learn(pending.masked, pending.user, pending.action, reward)
-        self.timings["active"] += time.perf_counter() - started
-        # one log record per direction per round (the log validates every record)
-        totals = dict.fromkeys(DIRECTIONS[1:], (0, 0))
+        self._timings["active"] += time.perf_counter() - started
+        # one log record per direction and sender a round (the log validates every record)
+        totals: dict[tuple[str, str], list[int]] = {}
         for direction, sender, nbytes in pending.traffic:
-            count, size = totals[direction]
-            totals[direction] = (count + 1, size + nbytes)
-            self.sent[sender][0] += 1
-            self.sent[sender][1] += nbytes
-        for direction, (count, size) in totals.items():
-            self.comm.record(direction, count, size, pending.t)
+            counts = totals.setdefault((direction, sender), [0, 0])
+            counts[0] += 1
+            counts[1] += nbytes
+        for (direction, sender), (count, size) in totals.items():
+            self._log.record(direction, count, size, pending.t, sender=sender)
         if self.record:
             self.transcript.append(pending.parts)
 
-    def comm_summary(self) -> dict[str, Any]:
-        """The communication log's summary plus messages and bytes sent by each role."""
-        return {
-            **self.comm.summary(),
-            "messages_by_party": {k: v[0] for k, v in self.sent.items()},
-            "bytes_by_party": {k: v[1] for k, v in self.sent.items()},
-        }
+    # -- the federation as a policy of the run loop ------------------------------
+    def select(self, items: tuple, user: int, t: int, rng: np.random.Generator) -> int:
+        """`decide` on round t's parts (`VerticalSplit.observe(t).parts`)."""
+        self._pending = self.decide(VerticalRound(t, user, items), rng)
+        return self._pending.action
 
-    def privacy(self) -> dict[str, Any]:
-        """The stated guarantee, for `RunResult.privacy`."""
-        return {
-            "guarantee": "none (not differential privacy)",
-            "mechanism": "orthogonal mask (O3M), seed 003 Section 4.2",
-            "event": MASK_EVENT.reason,
-            "threat_model": "semi-honest parties; the mask generator does not collude "
-                            "with the active party",
-            "reveals": "norms and inner products of each party's contexts; d_j known "
-                       "plaintext/masked pairs recover that party's mask block",
-            "sealed_traffic": self.seal_traffic,
-        }
+    def update(self, items: tuple, user: int, action: Any, feedback: Any, t: int) -> None:
+        """`commit` the round `select` decided."""
+        pending, self._pending = self._pending, None
+        if pending is None or pending.t != t or pending.action != action:
+            raise ProtocolError(f"update of round {t} needs the round select decided; "
+                                f"got {getattr(pending, 't', pending)!r}")
+        self.commit(pending, feedback)
+
+    @property
+    def comm(self) -> CommLog:
+        return self._log
+
+    def comm_summary(self) -> dict[str, Any]:
+        """The communication log's summary (messages and bytes by direction and party)."""
+        return self._log.summary()
+
+    def ledgers(self) -> list[Ledger]:
+        return list(self._ledgers)
+
+    def timings(self) -> dict[str, float]:
+        return dict(self._timings)
+
+    def params(self) -> dict[str, Any]:
+        return {**self.policy.params(), "widths": list(self.split.widths),
+                "seal_traffic": self.seal_traffic}
+
+    def privacy(self) -> PrivacyStatement:
+        """The stated guarantee, for `RunResult.privacy`: masking, not DP."""
+        return PrivacyStatement(
+            Relation.MASKING, unit="each passive party's features (contexts)",
+            summary="none in the DP sense: orthogonal masks (O3M, seed 003 Section 4.2) hide "
+                    "coordinates from semi-honest parties, but reveal norms and inner products",
+            details={
+                "event": MASK_EVENT.reason,
+                "threat_model": "semi-honest parties; the mask generator does not collude "
+                                "with the active party",
+                "reveals": "norms and inner products of each party's contexts; d_j known "
+                           "plaintext/masked pairs recover that party's mask block",
+                "sealed_traffic": self.seal_traffic,
+            })

@@ -30,10 +30,11 @@ from privbandit.audits.attacks.masks import (
     pca_recovery,
 )
 
-from ..envs.vertical import VerticalSplit
+from ..envs.vertical import VerticalRound, VerticalSplit
 from ..errors import config_error
-from ..policies.base import Policy, check_dim
-from ..run import seed_streams
+from ..policies.base import Policy
+from ..runtime import run
+from ..validation import check_dim
 from .federation import VerticalFederation
 from .runs import mask_stream
 
@@ -54,6 +55,20 @@ class Traffic:
     block: np.ndarray
 
 
+class _Recording(VerticalSplit):
+    """The split world, keeping one party's plain blocks as rounds are observed."""
+
+    def __init__(self, env: VerticalSplit, party: int) -> None:
+        super().__init__(env.env, env.split)
+        self.party = party
+        self.plain: list[np.ndarray] = []
+
+    def observe(self, t: int) -> VerticalRound:
+        rnd = super().observe(t)
+        self.plain.append(np.array(rnd.parts[self.party]))
+        return rnd
+
+
 def collect_traffic(
     policy: Policy,
     env: VerticalSplit,
@@ -68,18 +83,12 @@ def collect_traffic(
         raise config_error("env", env, "a VerticalSplit (envs.vertical)")
     if isinstance(party, bool) or not isinstance(party, int) or not 1 <= party < env.split.parties:
         raise config_error("party", party, f"a passive party index in [1, {env.split.parties})")
-    horizon = check_dim("horizon", horizon)
-    streams = seed_streams(seed)
     federation = VerticalFederation(
         env.split, policy, rng=mask_stream(seed), seal_traffic=seal_traffic, record=True
     )
-    env.reset(streams["rounds"])
-    plain = []
-    for t in range(horizon):
-        rnd = env.observe(t)
-        plain.append(np.array(rnd.parts[party]))
-        pending = federation.decide(rnd, streams["policy"])
-        federation.commit(pending, env.act(t, pending.action).feedback)
+    seen = _Recording(env, party)
+    run(federation, seen, check_dim("horizon", horizon), seed)
+    plain = seen.plain
     masked = np.concatenate([parts[party - 1] for parts in federation.transcript])
     return Traffic(party, horizon, env.n_items, np.concatenate(plain), masked,
                    np.array(federation.passive[party - 1].block))

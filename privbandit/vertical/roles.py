@@ -26,7 +26,8 @@ from privbandit.mechanisms.masks import OrthogonalMask, PartyMask
 from privbandit.mechanisms.sealing import Opener, PartyKeys, ReplayGuard, Sealer, open_message
 
 from ..errors import ShapeError, config_error
-from ..policies.base import Policy, check_dim
+from ..policies.base import Policy
+from ..validation import check_dim
 from . import wire
 from .errors import ProtocolError
 

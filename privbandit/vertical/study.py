@@ -18,7 +18,7 @@ from ..errors import config_error
 from ..policies import LinTS, LinUCB
 from ..registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from ..result import RunResult
-from ..run import seed_streams
+from ..runtime import seed_streams
 from .runs import run_partial_local, run_vertical
 from .ties import TieTolerant
 

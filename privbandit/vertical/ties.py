@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_positive
 
 from ..errors import config_error
@@ -50,5 +51,5 @@ class TieTolerant(Policy):
     def params(self) -> dict[str, Any]:
         return {**self.policy.params(), "tie_tolerance": self.tolerance}
 
-    def privacy(self) -> dict[str, Any]:
+    def privacy(self) -> PrivacyStatement:
         return self.policy.privacy()

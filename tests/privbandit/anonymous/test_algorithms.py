@@ -27,11 +27,11 @@ def test_algorithm1_learns_every_users_arm(decomposition):
     result = alg.run(AnonymousBanditEnv(easy_means(), C), np.random.default_rng(0), seed=0)
     assert isinstance(result, RunResult) and result.horizon == T
     assert result.cluster_error[-1] == 0.0
-    assert result.cluster_error_rounds[-1] == T
+    assert result.cluster_error_rounds[-1] == T - 1  # 0-based: measured after the last round
     assert np.all(result.regret >= 0) and np.all(result.regret <= N * 0.8 + 1e-12)
     assert result.regret[-1] == 0.0  # committed to the optimal arms
     assert result.params["diagnostics"]["aborted_batch"] is None
-    assert result.comm["rounds"] > 0 and result.privacy["measure"].startswith("C-anonymity")
+    assert result.comm["rounds"] > 0 and result.privacy.summary.startswith("C-anonymity")
     np.testing.assert_allclose(result.regret + result.reward, 0.9 * N)
 
 
@@ -58,8 +58,8 @@ def test_laplace_variant_charges_its_ledger_per_round():
     rounds = result.comm["rounds"]
     assert rounds % (2 * C + 2) == 0 and ledger["releases"] == rounds // (2 * C + 2)
     assert ledger["epsilon_spent"] == pytest.approx(2.0 * rounds)
-    assert result.privacy["record_epsilon"] == pytest.approx(2.0)
-    assert result.privacy["user_epsilon"] == pytest.approx(2.0 * rounds)
+    assert result.privacy.details["record_epsilon"] == pytest.approx(2.0)
+    assert result.privacy.epsilon == pytest.approx(2.0 * rounds)
 
 
 def test_algorithm2_explores_then_commits():

@@ -36,7 +36,7 @@ def test_regret_and_expected_reward():
     plays = np.array([[0, 1, 0, 1], [1, 0, 1, 0]])
     np.testing.assert_allclose(env.regret(plays), [0.0, 0.8 + 0.6 + 0.0 + 1.0])
     np.testing.assert_allclose(env.expected_reward(plays), [0.9 + 0.8 + 0.5 + 1.0, 0.1 + 0.2 + 0.5])
-    assert env.cluster_error(np.array([0, 0, 1, 1])) == 0.25
+    assert env.detection_error(np.array([0, 0, 1, 1])) == 0.25
 
 
 def test_laplace_option_noises_and_declares_its_epsilon():
@@ -76,3 +76,17 @@ def test_assignments_are_checked():
         env.regret(np.zeros((2, 3), int))
     with pytest.raises(ConfigError, match="arm in"):
         env.regret(np.full((1, 4), 2))
+
+
+def test_round_by_round_protocol_gives_no_individual_feedback():
+    from privbandit.envs.base import Environment
+
+    env = AnonymousBanditEnv(MEANS, threshold=3)
+    assert isinstance(env, Environment)
+    env.reset(np.random.default_rng(2))
+    env.observe(0)
+    out = env.act(0, np.array([0, 1, 0, 1]))
+    assert out.feedback is None and out.regret == pytest.approx(0.0)
+    assert out.expected == pytest.approx(0.9 + 0.8 + 0.5 + 1.0) and 0 <= out.reward <= 4
+    assert env.detection_error(np.array([0, 1, 1, 1])) == 0.0
+    assert env.detection_error(None) is None

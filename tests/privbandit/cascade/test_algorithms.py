@@ -14,7 +14,7 @@ from privbandit.cascade import (
 )
 from privbandit.cascade.study import run_cascade
 from privbandit.envs import seed001_environment
-from privbandit.run import run
+from privbandit.runtime import run
 
 HORIZON = 1500
 

@@ -16,7 +16,7 @@ from privbandit.cascade import (
 )
 from privbandit.errors import ShapeError
 
-ARGS = (4, 3, 10, 2, 100)  # dim, n_agents, n_items, list_len, horizon
+ARGS = (4, 3, 10, 2, 100)  # dim, n_users, n_items, list_len, horizon
 
 BAD = [
     (fedc3ucb_h, {"alpha_c": 0.0}, "alpha_c must be"),
@@ -30,7 +30,7 @@ BAD = [
     (fedc3ucb_h, {"beta": -0.1}, "beta must be"),
     (fedc3ucb_h, {"beta": "oful"}, "beta must be 'lemma6' or a finite number"),
     (fedc3ucb_h, {"beta_scale": -1.0}, "beta_scale must be"),
-    (fedc3ucb_h, {"radius_delta": 1.5}, "delta must be a number in \\(0, 1\\)"),
+    (fedc3ucb_h, {"confidence": 1.5}, "confidence must be a failure probability in \\(0, 1\\)"),
     (fedc3ucb_h, {"item_bound": 0.0}, "item_bound must be"),
 ]
 
@@ -53,7 +53,7 @@ def test_list_longer_than_the_item_count_is_refused(factory):
     ({"epsilon": 0.0, "delta": 1e-5}, "epsilon must be"),
     ({"epsilon": 1.0, "delta": 0.0}, "delta must be a number in \\(0, 1\\)"),
     ({"epsilon": 1.0, "delta": 1.0}, "delta must be"),
-    ({"epsilon": 1.0, "delta": 1e-5, "sampler": "numpy"}, "sampler must be one of"),
+    ({"epsilon": 1.0, "delta": 1e-5, "sampler": "numpy"}, "sampler must be a Sampler"),
     ({"epsilon": 1.0, "delta": 1e-5, "calibration": "loose"}, "calibration must be"),
     ({"epsilon": 1.0, "delta": 1e-5, "noise_level": 1.0}, "noise_level must be"),
     ({"epsilon": 1.0, "delta": 1e-5, "alpha_c": 0.0}, "alpha_c must be"),

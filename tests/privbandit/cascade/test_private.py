@@ -41,7 +41,7 @@ def _manual_run(small_env, epsilon, seed=0):
 def test_every_agent_has_a_ledger_charged_once_with_its_tree(small_env):
     policy, _ = _manual_run(small_env, epsilon=4.0)
     ledgers = policy.ledgers()
-    assert len(ledgers) == policy.n_agents
+    assert len(ledgers) == policy.n_users
     for ledger, tree in zip(ledgers, policy.trees, strict=True):
         assert ledger.events == (tree.event,)
         spent, _ = ledger.spent()
@@ -104,5 +104,5 @@ def test_run_result_reports_ledgers_and_the_guarantee(small_env):
               "calibration": "paper"}
     result = run_cascade("cdp-fedc3ucb-h", config, np.random.SeedSequence(3))
     assert len(result.ledgers) == small_env["n_users"]
-    assert "one observation" in result.privacy["neighbouring"]
-    assert result.privacy["calibration"] == "paper" and result.privacy["sigma"] > 0
+    assert "one observation" in result.privacy.unit and result.privacy.is_dp
+    assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0

@@ -5,7 +5,7 @@ import pytest
 from privbandit.cascade.study import build_environment, run_cascade
 from privbandit.registry import REGISTRATION_MODULES, get_algorithm
 from privbandit.result import RunResult
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 
 NAMES = ["fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb", "fedind", "cdp-fedc3ucb-h"]
 

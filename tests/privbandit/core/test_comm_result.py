@@ -9,28 +9,42 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
-from privbandit.comm import CommLog, payload_bytes
+from privbandit.accounting.statement import PrivacyStatement, Relation
+from privbandit.comm import (
+    DOWNLOAD,
+    PEER,
+    RELEASE,
+    SERVER,
+    UPLOAD,
+    CommLog,
+    party,
+    payload_bytes,
+)
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.result import RunResult
 
 
-def test_comm_log_counts_rounds_messages_and_bytes_by_direction():
+def test_comm_log_counts_rounds_messages_and_bytes_by_direction_and_party():
     log = CommLog()
-    log.record("upload", 3, 300, round=5)
-    log.record("download", 1, 40, round=5)
-    log.record("broadcast", 2, 16, round=9)
-    log.record("p2p", 4, 8)
-    log.record("upload", 0, 0, round=11)  # no message: the round does not count
+    log.record(UPLOAD, 3, 300, round=5, sender=party("agent", 2))
+    log.record(DOWNLOAD, 1, 40, round=5, sender=SERVER)
+    log.record(DOWNLOAD, 2, 16, round=9, sender=SERVER)
+    log.record(PEER, 4, 8)
+    log.record(RELEASE, 1, 8, round=9)
+    log.record(UPLOAD, 0, 0, round=11)  # no message: the round does not count
     summary = log.summary()
     assert summary == {
         "rounds": 2,
-        "messages": 10,
-        "bytes": 364,
-        "messages_by_direction": {"upload": 3, "download": 1, "broadcast": 2, "p2p": 4},
-        "bytes_by_direction": {"upload": 300, "download": 40, "broadcast": 16, "p2p": 8},
+        "messages": 11,
+        "bytes": 372,
+        "messages_by_direction": {"upload": 3, "download": 3, "peer": 4, "release": 1},
+        "bytes_by_direction": {"upload": 300, "download": 56, "peer": 8, "release": 8},
+        "messages_by_party": {"agent 2": 3, "server": 3},
+        "bytes_by_party": {"agent 2": 300, "server": 56},
     }
     assert json.loads(json.dumps(summary)) == summary
-    assert log.by_direction("upload") == (3, 300)
+    assert log.by_direction("upload") == (3, 300) and log.by_party("server") == (3, 56)
+    assert log.by_party("agent 7") == (0, 0)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["upload", "download"]), st.integers(0, 5),
@@ -47,7 +61,7 @@ def test_comm_log_totals_are_sums(records):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"direction": "uplaod"}, r"direction must be one of \('upload'"),
+        ({"direction": "broadcast"}, r"direction must be one of \('upload'"),
         ({"direction": "upload", "messages": -1}, "messages must be an integer >= 0; got -1"),
         ({"direction": "upload", "nbytes": 1.5}, "nbytes must be an integer >= 0; got 1.5"),
         ({"direction": "upload", "round": -2}, "round must be an integer >= 0; got -2"),
@@ -58,12 +72,13 @@ def test_comm_log_bad_input(kwargs, match):
         CommLog().record(**kwargs)
 
 
-def test_custom_directions_and_payload_bytes():
-    log = CommLog(directions=("relay",))
-    log.record("relay", 1, payload_bytes(np.zeros((3, 3)), np.zeros(3), 1.0))
-    assert log.by_direction("relay") == (1, 72 + 24 + 8)
-    with pytest.raises(ConfigError, match="directions must be a non-empty tuple"):
-        CommLog(directions=())
+def test_payload_bytes_and_party_names():
+    assert payload_bytes(np.zeros((3, 3)), np.zeros(3), 1.0) == 72 + 24 + 8
+    assert party("passive", 0) == "passive 0"
+    with pytest.raises(InvalidParameterError, match="index must be an integer >= 0"):
+        party("agent", -1)
+    with pytest.raises(ConfigError, match="sender must be None or a party's name"):
+        CommLog().record(UPLOAD, sender="")
 
 
 def make_result(horizon: int = 50) -> RunResult:
@@ -77,7 +92,8 @@ def make_result(horizon: int = 50) -> RunResult:
         ledgers=[{"unit": "user-0", "epsilon_spent": np.float64(0.5)}],
         cluster_error=np.array([1.0, 0.5, 0.0]),
         cluster_error_rounds=np.array([9, 19, 49]),
-        privacy={"guarantee": "none"},
+        privacy=PrivacyStatement(Relation.RECORD, 0.5, 0.0, "pure-dp", False, unit="user-0"),
+        ledger_trace={"user-0": [[0, 0.0], [20, np.float64(0.5)]]},
         timings={"simulate": 0.1},
         seed=7,
         environment={"name": "toy"},
@@ -92,6 +108,7 @@ def test_result_round_trips_through_json():
     assert np.array_equal(back.reward, result.reward)
     assert np.array_equal(back.cluster_error_rounds, result.cluster_error_rounds)
     assert back.params == {"dim": 3, "beta": 0.5}
+    assert back.privacy == result.privacy and back.ledger_trace == {"user-0": [[0, 0.0], [20, 0.5]]}
     assert back.total_regret == pytest.approx(result.total_regret)
     np.testing.assert_allclose(result.cumulative_regret(), np.cumsum(result.regret))
 
@@ -134,7 +151,7 @@ def test_result_bad_input(kwargs, error, match):
 def test_run_records_the_rounds_the_policy_communicated_in():
     from privbandit.envs import LinearUsersEnv, SphereItems
     from privbandit.policies import LinUCB
-    from privbandit.run import run
+    from privbandit.runtime import run
 
     class Chatty(LinUCB):
         """LinUCB that uploads at every 7th round."""

@@ -6,17 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from privbandit.data import (
-    kmeans,
-    ratings_environment,
-    read_ratings,
-    svd_features,
-    top_matrix,
-)
-from privbandit.envs import CascadeEnv, LinearUsersEnv
+from privbandit.data import kmeans, read_ratings, svd_features, top_matrix
+from privbandit.envs import CascadeEnv, LinearUsersEnv, ratings_environment
 from privbandit.errors import ConfigError, DataError
 from privbandit.policies import LinUCB
-from privbandit.run import run
+from privbandit.runtime import run
 
 
 def triples(seed: int = 0, users: int = 30, items: int = 40, density: float = 0.4):

@@ -13,7 +13,7 @@ from privbandit.envs import LinearUsersEnv, SphereItems, clustered_linear_enviro
 from privbandit.errors import ConfigError, NormBoundError, RewardError, ShapeError
 from privbandit.kernels import UserGraph
 from privbandit.policies import CLUB, SCLUB, LinTS, LinUCB, Policy
-from privbandit.run import run, seed_streams
+from privbandit.runtime import run, seed_streams
 
 GAP_THETA = np.array([[0.7, 0.25, 0, 0, 0]] * 4 + [[0.7, -0.25, 0, 0, 0]] * 4)
 GAP_LABELS = np.repeat([0, 1], 4)
@@ -190,7 +190,8 @@ def test_policy_bad_round_input(make, call, error, match):
         (lambda: LinUCB(0, 2), "dim must be an integer >= 1; got 0"),
         (lambda: LinUCB(3, 2, beta="huge"), "beta must be 'oful' or a finite number >= 0"),
         (lambda: LinUCB(3, 2, beta=-1.0), "beta must be a finite number >= 0; got -1.0"),
-        (lambda: LinUCB(3, 2, delta=0.0), r"delta must be a number in \(0, 1\); got 0.0"),
+        (lambda: LinUCB(3, 2, confidence=0.0),
+         r"confidence must be a failure probability in \(0, 1\); got 0.0"),
         (lambda: LinUCB(3, 2, lam=0.0), "lam must be a finite number > 0; got 0.0"),
         (lambda: LinUCB(3, 2, item_bound=-1), "item_bound must be a finite number > 0"),
         (lambda: LinTS(3, 2, v=float("nan")), "v must be a finite number >= 0; got nan"),

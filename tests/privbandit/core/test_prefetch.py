@@ -11,10 +11,11 @@ import pytest
 
 from privbandit.envs import CascadeEnv, LinearUsersEnv, SphereItems, clustered_preferences
 from privbandit.envs.base import Environment, Outcome
+from privbandit.envs.blocks import BlockRounds
 from privbandit.envs.vertical import ActivePartyView
 from privbandit.errors import ConfigError
 from privbandit.policies import LinUCB
-from privbandit.run import run
+from privbandit.runtime import run
 
 
 def linear_env(block: int = 16, horizon: int | None = None) -> LinearUsersEnv:
@@ -108,7 +109,7 @@ def test_prefetch_must_be_a_bool(value):
     assert env.prefetch is False
 
 
-class FailingEnv(Environment):
+class FailingEnv(BlockRounds, Environment):
     """Blocks of 4 rounds; drawing the block of rounds 8..11 fails."""
 
     n_users, dim, n_items = 1, 2, 3

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privbandit import validation
 from privbandit.envs import BiasedSphereItems, LinearUsersEnv, PoolItems, SphereItems
 from privbandit.errors import HorizonError, NormBoundError
 from privbandit.policies import CLUB, LinUCB
-from privbandit.policies import base as policy_base
-from privbandit.policies.base import check_items, mark_validated
-from privbandit.run import run
+from privbandit.runtime import run
+from privbandit.validation import check_items, mark_validated
 
 POOL = np.random.default_rng(0).standard_normal((40, 4))  # row norms up to about 3.6
 POOL_MAX = float(np.linalg.norm(POOL, axis=1).max())
@@ -34,21 +34,21 @@ def test_drawn_blocks_are_read_only_and_their_rounds_skip_the_norm_pass(source):
     assert not block.flags.writeable
     bound = POOL_MAX if isinstance(source, PoolItems) else 1.0
     for view in (block[2], block[2][1:4], block[3][:, 1:3]):
-        assert policy_base._validated_view(view, bound)
-        assert policy_base._validated_view(view, None)
+        assert validation._validated_view(view, bound)
+        assert validation._validated_view(view, None)
     # anything but a plain row-major view of the block takes the full check
     for other in (block[2].copy(), block[2][::-1], block[2][:, ::2], block.reshape(-1, 2),
                   block[2].T, block[2][[0, 1]]):
-        assert not policy_base._validated_view(other, bound)
+        assert not validation._validated_view(other, bound)
 
 
 def test_a_bound_below_the_blocks_largest_norm_gets_the_full_check_and_its_error():
     block = PoolItems(POOL, 40).draw(1, np.random.default_rng(2))
-    assert not policy_base._validated_view(block[0], 1.0)
+    assert not validation._validated_view(block[0], 1.0)
     with pytest.raises(NormBoundError, match=r"L2 norm <= 1 \(the declared item_bound\)"):
         check_items(block[0], 4, 1.0)
     view = block[0]
-    assert policy_base._validated_view(view, POOL_MAX)
+    assert validation._validated_view(view, POOL_MAX)
     assert check_items(view, 4, POOL_MAX) is view
 
 
@@ -56,7 +56,7 @@ def test_bad_blocks_are_not_trusted_and_still_raise_the_named_errors():
     nan_block = np.ones((2, 3, 3)) * 0.5
     nan_block[1, 2, 0] = np.nan
     mark_validated(nan_block, float("nan"))  # a NaN measurement records nothing
-    assert not policy_base._validated_view(nan_block[1], None)
+    assert not validation._validated_view(nan_block[1], None)
     with pytest.raises(NormBoundError, match="items must be finite"):
         check_items(nan_block[1], 3, None)
     big = mark_validated(np.full((2, 3, 3), 0.9), float(np.sqrt(3 * 0.81)))
@@ -67,16 +67,16 @@ def test_bad_blocks_are_not_trusted_and_still_raise_the_named_errors():
 def test_a_writeable_block_is_not_trusted_and_records_die_with_their_block():
     block = SphereItems(3, 4).draw(2, np.random.default_rng(3))
     key = id(block)
-    record = policy_base._VALIDATED[key][0]
+    record = validation._VALIDATED[key][0]
     assert record() is block
     block.flags.writeable = True  # the owner may unfreeze it: then it is checked again
-    assert not policy_base._validated_view(block[0], 1.0)
+    assert not validation._validated_view(block[0], 1.0)
     block[0, 0] = [3.0, 4.0, 0.0]
     with pytest.raises(NormBoundError, match="got an item of norm 5"):
         check_items(block[0], 3, 1.0)
     del block
     gc.collect()
-    assert record() is None and key not in policy_base._VALIDATED
+    assert record() is None and key not in validation._VALIDATED
 
 
 @settings(max_examples=60, deadline=None)

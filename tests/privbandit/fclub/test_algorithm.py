@@ -176,11 +176,11 @@ def test_private_run_books_one_ledger_per_tree_within_budget():
         spent, delta = ledger.spent()
         assert spent <= 2.0 * (1 + 1e-9) and delta == 0.1
         assert ledger.unit.startswith("server ")
-    statement = policy.privacy()["statement"]
+    statement = policy.privacy().summary
     assert "(2, 0.1, L=2, m=" in statement and "-CDP" in statement
     raw = make_policy("cdp-fclub-dc", dim=3, n_users=6, n_servers=2, horizon=50, epsilon=2.0,
                       delta=0.1, detection="raw")
-    assert raw.privacy()["statement"].startswith("NOT (2, 0.1")
+    assert raw.privacy().summary.startswith("NOT (2, 0.1") and not raw.privacy().is_dp
 
 
 def test_same_seed_same_run_and_different_seed_differs():
@@ -212,4 +212,4 @@ def test_config_is_frozen_and_reports_its_parameters():
         config.alpha = 2.0  # type: ignore[misc]
     policy = FederatedClub(config)
     assert policy.params()["upload_threshold"] == 1.01
-    assert policy.privacy()["guarantee"] == "none"
+    assert policy.privacy().relation.value == "none"

@@ -3,7 +3,8 @@ claim, and both positive controls (raw-statistics trigger, noiseless uploads) ar
 import numpy as np
 import pytest
 
-from privbandit.errors import RewardError, ShapeError
+from privbandit.errors import ConfigError, RewardError, ShapeError
+from privbandit.fclub.algorithm import FederatedClub
 from privbandit.fclub.audit import (
     AuditWorld,
     CanaryStatistic,
@@ -12,15 +13,18 @@ from privbandit.fclub.audit import (
     canary_pair,
 )
 
+from .controls import CONTROLS, NoNoiseClub
+
 SAMPLES = 150
 WORLD = {"horizon": 32}
 
 
-@pytest.mark.parametrize(("variant", "verdict"), [
-    ("correct", "consistent"), ("raw-trigger", "violation"), ("no-noise", "violation")])
-def test_audit_verdicts(variant, verdict):
-    report = audit_cdp(AuditWorld(variant=variant, **WORLD), np.random.default_rng(4),
-                       samples=SAMPLES)
+@pytest.mark.parametrize(("algorithm", "verdict"), [
+    (FederatedClub, "consistent"), (CONTROLS["raw-trigger"], "violation"),
+    (CONTROLS["no-noise"], "violation")])
+def test_audit_verdicts(algorithm, verdict):
+    report = audit_cdp(AuditWorld(**WORLD), np.random.default_rng(4), samples=SAMPLES,
+                       algorithm=algorithm)
     assert report.verdict == verdict
     assert report.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
     assert report.claimed_delta == 0.1
@@ -49,7 +53,7 @@ def test_transcript_is_what_leaves_server_zero():
 
 
 def test_canary_statistic_separates_a_deterministic_difference():
-    mech = TranscriptMechanism(AuditWorld(variant="no-noise", **WORLD))
+    mech = TranscriptMechanism(AuditWorld(**WORLD), NoNoiseClub)
     pair = canary_pair(mech)
     t = int(mech.target_rounds[int(np.flatnonzero(pair.dataset[:, -1])[0])])
     stat = CanaryStatistic(mech, t)
@@ -59,7 +63,9 @@ def test_canary_statistic_separates_a_deterministic_difference():
     assert min(f(a[3:])) > max(f(b[3:])) or max(f(a[3:])) < min(f(b[3:]))
 
 
-def test_dataset_is_checked():
+def test_dataset_and_algorithm_are_checked():
+    with pytest.raises(ConfigError, match="algorithm must be FederatedClub or a subclass"):
+        TranscriptMechanism(AuditWorld(**WORLD), object)
     mech = TranscriptMechanism(AuditWorld(**WORLD))
     rng = np.random.default_rng(0)
     good = np.zeros((mech.n_records, 3))

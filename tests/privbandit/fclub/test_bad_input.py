@@ -20,7 +20,7 @@ CONFIG_CASES = [
     ({"sync": "eager"}, r"sync must be one of \('instant', 'delayed'\); got 'eager'"),
     ({"detect": "yes"}, r"detect must be True or False; got 'yes'"),
     ({"lam": 0.0}, r"lam must be a finite number > 0; got 0\.0"),
-    ({"conf_delta": 1.0}, r"delta must be a number in \(0, 1\); got 1\.0"),
+    ({"confidence": 1.0}, r"confidence must be a failure probability in \(0, 1\); got 1\.0"),
     ({"beta_scale": -1.0}, r"beta_scale must be a finite number >= 0; got -1\.0"),
 ]
 
@@ -40,7 +40,7 @@ PLAN_CASES = [
     ({"delta": 1.0}, r"delta must be a number in \[0, 1\); got 1\.0"),
     ({"calibration": "loose"}, r"calibration must be one of \('tight', 'paper'\); got 'loose'"),
     ({"detection": "none"}, r"detection must be one of \('private', 'raw'\); got 'none'"),
-    ({"variant": "broken"}, r"variant must be one of .*got 'broken'"),
+    ({"sampler": "numpy"}, r"sampler must be a Sampler, None or one of .*got 'numpy'"),
     ({"detection_share": 1.0}, r"detection_share must be a number in \(0, 1\); got 1\.0"),
     ({"detection_share": 0.0}, r"detection_share must be a finite number > 0; got 0\.0"),
     ({"failure": 1.5}, r"failure must be a probability in \(0, 1\); got 1\.5"),

@@ -9,4 +9,4 @@ def test_the_docs_example_runs():
     block = text.split("```python", 1)[1].split("```", 1)[0]
     namespace: dict = {}
     exec(compile(block, str(DOC), "exec"), namespace)
-    assert "-CDP" in namespace["policy"].privacy()["statement"]
+    assert "-CDP" in namespace["policy"].privacy().summary

@@ -13,8 +13,11 @@ from privbandit.accounting import (
     calibrate_gaussian_sigma,
 )
 from privbandit.fclub import CdpPlan, make_policy
+from privbandit.fclub.algorithm import FederatedClub
 from privbandit.fclub.audit import AuditWorld, TranscriptMechanism, canary_pair
 from privbandit.mechanisms.samplers import FAST
+
+from .controls import NoNoiseClub
 
 EPS = st.floats(0.05, 20.0)
 DELTA = st.floats(1e-8, 0.3)
@@ -121,8 +124,8 @@ def test_first_round_is_well_defined(eps):
     assert all(math.isfinite(policy.sync.beta(c)) for c in range(len(policy.sync.k_of)))
 
 
-def _zero_run_uploads(variant):
-    mech = TranscriptMechanism(AuditWorld(variant=variant, horizon=24))
+def _zero_run_uploads(algorithm=FederatedClub):
+    mech = TranscriptMechanism(AuditWorld(horizon=24), algorithm)
     data = canary_pair(mech).neighbour  # all-zero observations of server 0
     out = mech(data, np.random.default_rng(5), 1)[0]
     counts = out[mech.layout["upload_count"]]
@@ -132,12 +135,12 @@ def _zero_run_uploads(variant):
 
 def test_every_uploaded_statistic_carries_noise():
     # flaw 1: with all-zero data, every upload and phase upload is pure noise, never zero
-    counts, contents, phase = _zero_run_uploads("correct")
+    counts, contents, phase = _zero_run_uploads()
     assert counts.sum() > 0
     assert np.all(np.abs(contents[counts > 0]).max(axis=1) > 0)
     assert np.abs(phase).max() > 0
     # ... while the positive control "no-noise" uploads the raw (zero) statistics
-    counts, contents, _ = _zero_run_uploads("no-noise")
+    counts, contents, _ = _zero_run_uploads(NoNoiseClub)
     assert np.all(contents == 0.0)
 
 

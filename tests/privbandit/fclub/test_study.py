@@ -37,11 +37,11 @@ def test_each_algorithm_runs_and_reports(name):
     assert result.horizon == 120 and result.algorithm == name
     assert np.all(result.regret >= -1e-12)
     if name == "cdp-fclub-dc":
-        assert "(2, 0.1, L=2, m=2)-CDP" in result.privacy["statement"]
+        assert "(2, 0.1, L=2, m=2)-CDP" in result.privacy.summary
         assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9
                                       for led in result.ledgers)
     else:
-        assert result.privacy["statement"].startswith("none")
+        assert result.privacy.summary.startswith("none") and not result.privacy.is_dp
     if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc"):
         assert result.comm["messages"] > 0
         assert result.comm_rounds is not None and result.comm_rounds.size == result.comm["rounds"]
@@ -51,7 +51,7 @@ def test_each_algorithm_runs_and_reports(name):
 
 def test_runs_sharing_a_seed_share_the_world(monkeypatch):
     import privbandit.fclub.study as study
-    from privbandit.run import seed_streams
+    from privbandit.runtime import seed_streams
 
     worlds = []
     real_run = study.run

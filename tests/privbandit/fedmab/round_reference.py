@@ -86,7 +86,7 @@ def sac_round(adj: np.ndarray, graph) -> tuple[int, int]:
 def reference_run(env, kind, *, epsilon, horizon, rng, participation=1.0, rounds=None,
                   graph=None, server_cost=25.0, agent_cost=1.0, sampler=None):
     """Play `horizon` rounds; returns (arms (T, M), regret (T,), cost, committed)."""
-    m, k = env.n_agents, env.n_arms
+    m, k = env.n_users, env.n_arms
     n_up = max(1, math.ceil(round(participation * m, 9))) if kind == "cdp" else m
     schedule = EpochSchedule.build(epsilon, k, horizon, n_up, rounds)
     reward_rng, noise_rng, protocol_rng = rng.spawn(3)

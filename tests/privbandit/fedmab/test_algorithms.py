@@ -19,7 +19,6 @@ from privbandit.fedmab import (
     star,
 )
 from privbandit.fedmab import engine as engine_module
-from privbandit.mechanisms.samplers import EXACT
 from privbandit.result import RunResult
 
 T = 10**6
@@ -47,14 +46,14 @@ def test_run_invariants(make, eps, horizon, seed, het):
     run = algo.simulate(env, np.random.default_rng(seed))
     res = run.result
     assert isinstance(res, RunResult) and res.horizon == horizon
-    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_agents
+    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_users
     # the per-round curve rebuilt from epochs agrees with the pull counts
     assert res.total_regret == pytest.approx(float((run.pulls * env.gaps).sum()), rel=1e-9,
                                              abs=1e-9)
     assert res.regret.min() >= 0.0
     # every agent: pure epsilon-DP, never more, one release per epoch ledger
-    assert res.privacy["per_agent_epsilon"] == pytest.approx([eps] * env.n_agents) or (
-        not run.epochs and res.privacy["max_agent_epsilon"] in (0.0, pytest.approx(eps)))
+    assert res.privacy.details["per_agent_epsilon"] == pytest.approx([eps] * env.n_users) or (
+        not run.epochs and res.privacy.details["max_agent_epsilon"] in (0.0, pytest.approx(eps)))
     for ledger in res.ledgers:
         assert ledger["epsilon_spent"] <= eps * (1 + 1e-9)
         assert all(e["releases"] == 1 for e in ledger["epochs"])
@@ -145,7 +144,7 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
         (lambda: HDPMAB(1.0, 100, None), ConfigError, "graph must be a Graph whose components"),
         (lambda: CDPMAB(1.0, 100, sampler="numpy"), InvalidParameterError,
          "sampler must be a Sampler"),
-        (lambda: MultiAgentBernoulliMAB([0.5, 1.2], n_agents=3), RewardError,
+        (lambda: MultiAgentBernoulliMAB([0.5, 1.2], n_users=3), RewardError,
          r"means must be Bernoulli reward means in \[0, 1\]; got values \[1.2\]"),
         (lambda: CDPMAB(1.0, 100).run(small_env(), 7), ConfigError,
          "rng must be a numpy.random.Generator; got 7"),
@@ -161,10 +160,12 @@ def test_bad_input_raises_named_errors(build, error, match):
 
 
 def test_exact_sampler_run_charges_epsilon_per_agent():
-    run = CDPMAB(1.0, 3000, sampler=EXACT).simulate(small_env(m=3, k=4),
-                                                    np.random.default_rng(0))
-    assert "OpenDPSampler" in run.result.params["sampler"]
-    assert run.result.privacy["per_agent_epsilon"] == pytest.approx([1.0] * 3)
+    run = CDPMAB(1.0, 3000, sampler="exact").simulate(small_env(m=3, k=4),
+                                                      np.random.default_rng(0))
+    assert run.result.params["sampler"] == "exact" and run.result.privacy.float_safe
+    fast = CDPMAB(1.0, 3000).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    assert fast.result.params["sampler"] == "fast" and fast.result.privacy.float_safe is False
+    assert run.result.privacy.details["per_agent_epsilon"] == pytest.approx([1.0] * 3)
 
 
 def test_result_is_json_serialisable():

@@ -13,6 +13,15 @@ from privbandit.fedmab.audit import (
     neighbouring_rewards,
 )
 
+
+class MisSized(EpochMeansTranscript):
+    """Positive control: noise sized for the S(r) rewards so far instead of n_r, while the
+    event still claims epsilon (its true epsilon in epoch r is epsilon S(r) / n_r)."""
+
+    def rewards_per_epoch(self):
+        return self.sizes
+
+
 EPS = 1.0
 # the schedule CDP-MAB itself uses (M = 5 agents, K = 3 arms, T = 2000), first 3 epochs
 SIZES = EpochSchedule.build(EPS, 3, 2000, 5).sizes[:3]
@@ -30,7 +39,7 @@ def test_transcript_shape_and_noise_scale_follow_the_epochs():
     # Laplace(b) has mean absolute deviation b = 1 / (eps n_r)
     spread = np.abs(out - np.array(means)).mean(axis=(0, 2))
     np.testing.assert_allclose(spread, 1 / (EPS * n), rtol=0.1)
-    broken_tr = EpochMeansTranscript(EPS, SIZES, broken=True)
+    broken_tr = MisSized(EPS, SIZES)
     broken = broken_tr(pair.dataset, np.random.default_rng(1), 4000)
     spread_b = np.abs(broken - np.array(means)).mean(axis=(0, 2))
     np.testing.assert_allclose(spread_b, 1 / (EPS * np.array(SIZES)), rtol=0.1)
@@ -48,7 +57,7 @@ def test_pair_differs_in_exactly_one_reward_of_the_canary_epoch():
 def test_audit_accepts_the_correct_transcript_and_rejects_the_broken_one():
     rng = np.random.default_rng(2024)
     ok = audit_transcript(EpochMeansTranscript(EPS, SIZES), 3, rng, samples=40000)
-    bad = audit_transcript(EpochMeansTranscript(EPS, SIZES, broken=True), 3, rng, samples=40000)
+    bad = audit_transcript(MisSized(EPS, SIZES), 3, rng, samples=40000)
     assert ok.claimed_epsilon == pytest.approx(EPS) and bad.claimed_epsilon == pytest.approx(EPS)
     assert ok.verdict == "consistent", ok.to_dict()
     assert bad.verdict == "violation", bad.to_dict()

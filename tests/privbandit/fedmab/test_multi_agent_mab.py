@@ -10,7 +10,7 @@ from privbandit.errors import RewardError, ShapeError
 
 
 def test_homogeneous_rows_are_shared_and_heterogeneous_targets_the_global_mean():
-    env = MultiAgentBernoulliMAB([0.2, 0.9, 0.5], n_agents=4)
+    env = MultiAgentBernoulliMAB([0.2, 0.9, 0.5], n_users=4)
     assert not env.heterogeneous and env.means.shape == (4, 3) and env.best_arm == 1
     np.testing.assert_allclose(env.gaps, [0.7, 0.0, 0.4])
     het = MultiAgentBernoulliMAB([[0.9, 0.1], [0.0, 0.6]])
@@ -38,41 +38,60 @@ def test_draw_sums_are_binomial_counts_in_range_and_seeded(m, k, pulls, seed):
 
 
 def test_sums_concentrate_on_the_means():
-    env = MultiAgentBernoulliMAB([0.1, 0.8], n_agents=2)
+    env = MultiAgentBernoulliMAB([0.1, 0.8], n_users=2)
     sums = env.draw_sums(np.array([0, 1]), 20000, np.random.default_rng(0))
     np.testing.assert_allclose(sums / 20000, env.means, atol=0.02)
 
 
 def test_pull_returns_bernoulli_rewards():
-    env = MultiAgentBernoulliMAB([0.0, 1.0], n_agents=3)
+    env = MultiAgentBernoulliMAB([0.0, 1.0], n_users=3)
     rewards = env.pull(np.array([0, 1, 1]), np.random.default_rng(0))
     assert rewards.tolist() == [0.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize(
-    "means, n_agents, error, match",
+    "means, n_users, error, match",
     [
         ([0.2, 1.5], 2, RewardError,
          r"means must be Bernoulli reward means in \[0, 1\]; got .*1.5"),
         ([[-0.1, 0.5]], None, RewardError, r"in \[0, 1\]; got values \[-0.1\]"),
         ([0.2, np.nan], 2, RewardError, "nan"),
-        ([0.2, 0.4], None, InvalidParameterError, "n_agents must be an integer >= 1 when"),
-        ([0.2, 0.4], 0, InvalidParameterError, "n_agents must be an integer >= 1; got 0"),
-        ([[0.2, 0.4]], 3, InvalidParameterError, r"n_agents must be None or 1"),
+        ([0.2, 0.4], None, InvalidParameterError, "n_users must be an integer >= 1 when"),
+        ([0.2, 0.4], 0, InvalidParameterError, "n_users must be an integer >= 1; got 0"),
+        ([[0.2, 0.4]], 3, InvalidParameterError, r"n_users must be None or 1"),
         ([0.5], 2, ShapeError, ">= 2 arms"),
         (np.zeros((2, 2, 2)), None, ShapeError, r"means must be \(K,\) or \(M, K\)"),
     ],
 )
-def test_bad_environments_are_refused(means, n_agents, error, match):
+def test_bad_environments_are_refused(means, n_users, error, match):
     with pytest.raises(error, match=match):
-        MultiAgentBernoulliMAB(means, n_agents=n_agents)
+        MultiAgentBernoulliMAB(means, n_users=n_users)
 
 
 def test_bad_arms_are_refused():
-    env = MultiAgentBernoulliMAB([0.2, 0.4], n_agents=2)
+    env = MultiAgentBernoulliMAB([0.2, 0.4], n_users=2)
     with pytest.raises(InvalidParameterError, match=r"arms must be arm indices in \[0, 2\)"):
         env.draw_sums(np.array([2]), 3, np.random.default_rng(0))
     with pytest.raises(ShapeError, match=r"shape \(\.\.\., 2\)"):
         env.regret(np.array([0, 1, 1]))
     with pytest.raises(InvalidParameterError, match="pulls must be an integer >= 0"):
         env.draw_sums(np.array([0]), -1, np.random.default_rng(0))
+
+
+def test_round_by_round_protocol():
+    from privbandit.envs.base import Environment, Round
+    from privbandit.errors import HorizonError
+
+    env = MultiAgentBernoulliMAB([[0.9, 0.1], [0.0, 0.6]])
+    assert isinstance(env, Environment)
+    with pytest.raises(HorizonError, match="reset"):
+        env.observe(0)
+    env.reset(np.random.default_rng(4))
+    assert env.observe(0) == Round(0, None, None)
+    out = env.act(0, np.array([0, 1]))
+    assert out.regret == pytest.approx(0.1) and out.expected == pytest.approx(1.5)
+    assert out.feedback.shape == (2,) and out.reward == out.feedback.sum()
+    with pytest.raises(HorizonError, match="expected t=1; got t=2"):
+        env.observe(2)
+    with pytest.raises(HorizonError, match="act on the round just observed"):
+        env.act(1, np.array([0, 1]))

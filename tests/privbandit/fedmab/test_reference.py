@@ -46,7 +46,7 @@ def test_engine_plays_the_reference_arms(kind, ref_kwargs, cls, kwargs, heteroge
     )
     np.testing.assert_array_equal(run.round_arms(), arms)
     np.testing.assert_array_equal(run.result.regret, regret)
-    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_agents
+    assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_users
     np.testing.assert_array_equal(run.pulls, [np.bincount(a, minlength=4) for a in arms.T])
     assert run.result.comm["cost"] == pytest.approx(cost)
     assert run.committed == committed

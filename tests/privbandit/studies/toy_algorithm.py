@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from privbandit.accounting import LaplaceEvent, Ledger
+from privbandit.accounting import LaplaceEvent, Ledger, PrivacyStatement
 from privbandit.registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from privbandit.result import RunResult
 
@@ -32,7 +32,7 @@ def run_toy(config, seed):
         ledger.charge(LaplaceEvent(1.0 / eps, 1.0))
         ledgers.append(ledger.summary())
     return RunResult("toy", dict(config), regret, -regret, comm={"rounds": 3, "messages": 6},
-                     ledgers=ledgers, privacy={"statement": "toy"})
+                     ledgers=ledgers, privacy=PrivacyStatement.none("toy"))
 
 
 TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"))

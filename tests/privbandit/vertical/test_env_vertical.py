@@ -90,13 +90,6 @@ def test_active_view_has_the_same_world_on_fewer_columns(world):
         assert view.act(t, 1) == other.act(t, 1)
 
 
-def test_active_view_draws_blocks_like_the_wrapped_world(world):
-    view = ActivePartyView(world, (4, 3, 3))
-    block = view._draw_block(2, np.random.default_rng(1))
-    direct = world._draw_block(2, np.random.default_rng(1))
-    np.testing.assert_array_equal(block["items"], direct["items"][..., :4])
-
-
 def test_seed003_world_matches_the_papers_synthetic_setting():
     env = seed003_environment(30, 6, rng=np.random.default_rng(1))
     theta = env._theta[0]

@@ -9,7 +9,7 @@ from scipy import stats
 
 from privbandit.envs.vertical import VerticalSplit, seed003_environment
 from privbandit.policies import LinTS, LinUCB, Policy
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 from privbandit.vertical import VerticalFederation, mask_stream, run_centralized, run_vertical
 from privbandit.vertical.ties import TieTolerant
 

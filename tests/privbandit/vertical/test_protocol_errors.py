@@ -9,7 +9,7 @@ from privbandit.errors import ConfigError, ShapeError
 from privbandit.mechanisms.errors import SealError
 from privbandit.mechanisms.sealing import Sealer
 from privbandit.policies import LinUCB
-from privbandit.run import seed_streams
+from privbandit.runtime import seed_streams
 from privbandit.vertical import VerticalFederation, mask_stream, wire
 from privbandit.vertical.errors import ProtocolError
 from privbandit.vertical.roles import ACTIVE, MaskGenerator, PassiveParty
@@ -195,7 +195,7 @@ def test_a_party_given_features_of_the_wrong_width_refuses_them(split_world):
     with pytest.raises(ShapeError, match=r"features of passive-1 must have shape \(8, 3\); "
                                          r"got \(8, 2\)"):
         fed.decide(bad, np.random.default_rng(0))
-    assert fed.round == 0 and fed.comm_summary()["messages_by_direction"]["reply"] == 0
+    assert fed.round == 0 and fed.comm_summary()["messages_by_direction"]["upload"] == 0
 
 
 @pytest.mark.parametrize(

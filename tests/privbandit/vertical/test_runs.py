@@ -37,7 +37,8 @@ def test_bytes_and_messages_per_party_per_round(split_world, seal):
     mask_bytes = comm["bytes_by_party"]["generator"]
     assert 8 * D * D < mask_bytes < 8 * D * D + 3 * 200
     assert comm["bytes"] == sum(comm["bytes_by_party"].values())
-    assert comm["messages_by_direction"] == {"mask": 3, "request": 2 * T, "reply": 2 * T}
+    assert comm["messages_by_direction"] == {"upload": 2 * T, "download": 3 + 2 * T, "peer": 0,
+                                             "release": 0}
 
 
 def test_same_seed_same_run_bit_for_bit(world):
@@ -55,8 +56,8 @@ def test_the_result_states_plainly_that_masks_are_not_dp(split_world):
     ledger = Ledger("passive parties' features", epsilon=1.0)
     result = run_vertical(TieTolerant(LinUCB(D, beta=0.5)), split_world, T, 2, ledger=ledger)
     assert result.algorithm == "vfucb"
-    assert result.privacy["guarantee"] == "none (not differential privacy)"
-    assert result.privacy["event"] == MASK_EVENT.reason
+    assert result.privacy.relation.value == "masking" and not result.privacy.is_dp
+    assert result.privacy.details["event"] == MASK_EVENT.reason
     assert result.ledgers[0]["not_dp_releases"] == [MASK_EVENT.reason]
     assert result.ledgers[0]["epsilon_spent"] == 0.0
     assert result.params["widths"] == list(WIDTHS) and result.params["tie_tolerance"] == 1e-9

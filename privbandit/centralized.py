@@ -1,9 +1,9 @@
-"""Registers the non-private baselines with the study registry (imported lazily by it).
+"""The centralized, non-private baselines registered for studies (imported lazily by the registry).
 
 Entries: "linucb" (one model per user), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  A run builds the world
 from the study's `[environment]` table (`envs.factory.make_environment`) with
-the run seed's "world" stream and plays `horizon` rounds with `run.run`;
+the run seed's "world" stream and plays `horizon` rounds with `privbandit.run`;
 every other config key is passed to the policy's constructor.
 """
 from __future__ import annotations
@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..envs.factory import make_environment
-from ..errors import config_error
-from ..registry import _REGISTRY, AlgorithmEntry, register_algorithm
-from ..result import RunResult
-from ..run import run, seed_streams
-from .base import Policy
-from .club import CLUB
-from .linear import LinTS, LinUCB
-from .sclub import SCLUB
+from .envs.factory import make_environment
+from .errors import config_error
+from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
+from .registry import _REGISTRY, AlgorithmEntry, register_algorithm
+from .result import RunResult
+from .runtime import run, seed_streams
 
 _RESERVED = ("horizon", "environment")
 
