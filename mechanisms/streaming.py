@@ -196,18 +196,9 @@ class ContinualRelease(ABC):
         asymmetric matrix, OutOfBoundsError over clip_norm with
         on_excess="reject"; a refused call changes nothing.
         """
-        if self._steps >= self._horizon:
-            raise HorizonExceededError(
-                f"add: the {self.kind} mechanism's horizon is {self._horizon} releases and all "
-                f"were used; build a new {type(self).__name__} for further steps")
+        self._check_open("add")
         check_rng(rng)
-        x, clipped = self._prepare(increment)
-        out = self._advance(x, rng)
-        self._steps += 1
-        self._clipped += clipped
-        if self._shift:
-            out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
-        return out
+        return self._step(*self._prepare(increment), rng)
 
     def add_records(self, records: object, rng: np.random.Generator) -> np.ndarray:
         """Release the sum of `records` (R, *shape), 1 <= R <= records_per_step, as one step.
@@ -224,17 +215,23 @@ class ContinualRelease(ABC):
         if not 1 <= count <= self._records:
             raise invalid("records", f"{count} records",
                           f"between 1 and records_per_step = {self._records}")
+        self._check_open("add_records")
+        check_rng(rng)
+        return self._step(*self._prepare_batch(batch), rng)
+
+    def _check_open(self, caller: str) -> None:
         if self._steps >= self._horizon:
             raise HorizonExceededError(
-                f"add_records: the {self.kind} mechanism's horizon is {self._horizon} releases "
-                f"and all were used; build a new {type(self).__name__} for further steps")
-        check_rng(rng)
-        total, clipped = self._prepare_batch(batch)
-        out = self._advance(total, rng)
+                f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "
+                f"all were used; build a new {type(self).__name__} for further steps")
+
+    def _step(self, x: np.ndarray, clipped: int, rng: np.random.Generator) -> np.ndarray:
+        """Advance by the validated increment x; the noisy prefix, shifted if asked."""
+        out = self._advance(x, rng)
         self._steps += 1
         self._clipped += clipped
         if self._shift:
-            out.ravel()[:: self._shape[0] + 1] += self._shift
+            out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
         return out
 
     def _prepare_batch(self, batch: np.ndarray) -> tuple[np.ndarray, int]:

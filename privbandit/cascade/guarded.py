@@ -31,35 +31,54 @@ Sources: seed 001 (the cascade model, FedInd); `privbandit.private`.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
-
-from ..comm import CommLog
+from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import oful_beta, sherman_morrison, ucb_scores
 from ..policies.base import check_user
-from ..private import NoiseAwareClustering, NoisyRidge, PartyStreams, ReleaseSchedule
+from ..private import (
+    GuardedReports,
+    GuardPlan,
+    NoiseAwareClustering,
+    NoisyRidge,
+    PartyStreams,
+    ReleaseSchedule,
+)
 from .algorithm import IndependentCascadeUCB
 from .oracle import top_k_list
+from .private import UNIT
 
 
-class GuardedPrivateCascade(IndependentCascadeUCB):
-    """See the module docstring.  `plan` is a `fclub.guarded.GuardPlan`-like object with
-    epsilon, delta, mechanism, schedule, batch, resolution, level, miss, share, sampler."""
+class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
+    """See the module docstring.  `plan`: a `private.GuardPlan` for `horizon`."""
 
     name = "cdp-fedc3ucb-h+"
+    unit = UNIT
+    released_by = "agent"
 
-    def __init__(self, dim: int, n_agents: int, n_items: int, list_len: int, horizon: int,
-                 plan: Any, **kwargs: Any) -> None:
-        super().__init__(dim, n_agents, n_items, list_len, horizon, **kwargs)
-        if getattr(plan, "horizon", horizon) != horizon:
+    @classmethod
+    def from_settings(cls, dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
+                      **settings: Any) -> GuardedPrivateCascade:
+        """Split keyword settings into the `GuardPlan` (epsilon, delta, mechanism, ...)
+        and FedInd's own keywords."""
+        keys = {f.name for f in fields(GuardPlan)} - {"horizon"}
+        plan = GuardPlan(horizon=horizon, **{k: settings.pop(k) for k in keys & set(settings)})
+        return cls(dim, n_users, n_items, list_len, horizon, plan, **settings)
+
+    def __init__(self, dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
+                 plan: GuardPlan, **kwargs: Any) -> None:
+        if not isinstance(plan, GuardPlan):
+            raise config_error("plan", plan, "a private.GuardPlan")
+        super().__init__(dim, n_users, n_items, list_len, horizon, **kwargs)
+        if plan.horizon != horizon:
             raise config_error("plan", plan, f"a plan for horizon {horizon}")
         self.plan = plan
-        d, n = self.dim, self.n_agents
-        confidence = self.radius.delta
+        d, n = self.dim, self.n_users
+        confidence = self.radius.confidence
         self.schedule: ReleaseSchedule = plan.release_schedule()
         bound = (self.item_bound or 1.0) ** 2 * self.list_len + 1.0
         self.streams = PartyStreams(
@@ -77,11 +96,11 @@ class GuardedPrivateCascade(IndependentCascadeUCB):
         self.fed_theta = np.zeros((n, d))
         self.fed_beta = np.zeros(n)
         self._raw = np.zeros((n, d + 1, d + 1))
-        self._log = CommLog()
+        self._comm = CommLog()
         self._msg = (d + 1) * (d + 1) * 8
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         self._rng = rng
         scores = self.scores(items, u)
         if self.active[u]:
@@ -92,7 +111,7 @@ class GuardedPrivateCascade(IndependentCascadeUCB):
         return ranking
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
-        u = check_user(user, self.n_agents)
+        u = check_user(user, self.n_users)
         observed, clicked = self._observed(items, action, feedback)
         inv = self.inv[u]
         for x in observed:
@@ -119,48 +138,28 @@ class GuardedPrivateCascade(IndependentCascadeUCB):
         st = self.streams
         sent = st.release(self._rng)
         if sent.size:
-            self._log.record("upload", int(sent.size), int(sent.size) * self._msg, round=t)
+            self._comm.record(UPLOAD, int(sent.size), int(sent.size) * self._msg, round=t)
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
         self._rebuild()
         if self.active.any():
             count = int(self.active.sum())
-            self._log.record("download", count, count * self._msg, round=t)
+            self._comm.record(DOWNLOAD, count, count * self._msg, round=t)
 
     def _rebuild(self) -> None:
-        d, st, r = self.dim, self.streams, self.ridge
-        for u in range(self.n_agents):
-            others = np.flatnonzero((self.labels == self.labels[u]) & (np.arange(self.n_agents) != u))
-            if others.size == 0:
-                self.active[u] = False
+        st, r = self.streams, self.ridge
+        for u in range(self.n_users):
+            others = np.flatnonzero(self.labels == self.labels[u])
+            others = others[others != u]
+            model = None if others.size == 0 else r.model(
+                st.released[others].sum(axis=0) + self._raw[u], float(st.variance[others].sum()))
+            self.active[u] = model is not None
+            if model is None:
                 continue
-            stats = st.released[others].sum(axis=0) + self._raw[u]
-            variance = float(st.variance[others].sum())
-            shift = r.shift(stats[:d, :d], variance)
-            matrix = stats[:d, :d] + (r.lam + shift) * np.eye(d)
-            noisy = r.radius(matrix, variance, shift)
-            if not math.isfinite(noisy):
-                self.active[u] = False
-                continue
-            logdet = float(np.linalg.slogdet(matrix)[1]) - d * math.log(r.lam)
+            logdet = float(np.linalg.slogdet(model.matrix)[1]) - self.dim * math.log(r.lam)
             plain = oful_beta(logdet, r.lam, r.noise_scale, r.confidence, r.theta_bound)
-            self.fed_inv[u] = np.linalg.inv(matrix)
-            self.fed_b[u] = stats[:d, d]
-            self.fed_theta[u] = self.fed_inv[u] @ self.fed_b[u]
-            self.fed_beta[u] = self.beta * noisy / float(plain)
-            self.active[u] = True
-
-    @property
-    def comm(self) -> CommLog:
-        return self._log
-
-    def ledgers(self) -> list[Ledger]:
-        return list(self.streams.ledgers)
-
-    def cluster_labels(self) -> np.ndarray:
-        return self.labels.copy()
+            self.fed_inv[u], self.fed_b[u] = model.inverse, model.moment
+            self.fed_theta[u] = model.theta
+            self.fed_beta[u] = self.beta * model.beta / float(plain)
 
     def params(self) -> dict[str, Any]:
-        p = self.plan
-        return {**self._base_params(), "epsilon": p.epsilon, "delta": p.delta,
-                "mechanism": p.mechanism, "schedule": p.schedule, "batch": p.batch,
-                "resolution": p.resolution, "share": p.share}
+        return {**self._base_params(), **self.plan.params()}

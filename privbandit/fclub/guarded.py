@@ -38,77 +38,26 @@ clustering tests of `privbandit.private`.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.validation import check_delta, check_positive
-from privbandit.mechanisms.samplers import FAST, Sampler, resolve_sampler
-
-from ..comm import CommLog
+from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
 from ..kernels import sherman_morrison, ucb_scores
 from ..policies.base import Policy, check_action, check_items, check_reward, check_user
 from ..policies.club import CLUB
-from ..private import NoiseAwareClustering, NoisyRidge, PartyStreams, ReleaseSchedule
+from ..private import GuardedReports, GuardPlan, NoiseAwareClustering, NoisyRidge, PartyStreams
 from .baselines import PerServer
 from .config import FclubConfig
 
-MECHANISMS = ("tree", "honaker", "mf")
 
-
-@dataclass(frozen=True)
-class GuardPlan:
-    """The private side of `GuardedFederatedClub`.
-
-    epsilon, delta: the budget per record; horizon: T; mechanism: "tree",
-    "honaker" or "mf"; schedule: "fixed" | "doubling" | "every-round", with
-    `batch` rounds (default: T // 32, so about 32 releases); resolution,
-    level, miss: the clustering tests (`private.NoiseAwareClustering`);
-    share: the fraction of the confidence failure probability given to the
-    federated model (the own model keeps the rest); sampler: the noise
-    sampler.
-    """
-
-    epsilon: float
-    delta: float
-    horizon: int
-    mechanism: str = "mf"
-    schedule: str = "fixed"
-    batch: int | None = None
-    resolution: float = 0.2
-    level: float = 0.99
-    miss: float = 1e-3
-    share: float = 0.1
-    sampler: Sampler = FAST
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "epsilon", check_positive("epsilon", self.epsilon))
-        delta = check_delta("delta", self.delta)
-        if delta == 0.0:
-            raise config_error("delta", self.delta, "a number in (0, 1) (Gaussian noise)")
-        if self.mechanism not in MECHANISMS:
-            raise config_error("mechanism", self.mechanism, f"one of {MECHANISMS}")
-        share = check_positive("share", self.share)
-        if not share < 1.0:
-            raise config_error("share", self.share, "a fraction in (0, 1)")
-        set_(self, "sampler", resolve_sampler(self.sampler))
-        batch = max(1, int(self.horizon) // 32) if self.batch is None else self.batch
-        set_(self, "batch", batch)
-        ReleaseSchedule(self.schedule, self.horizon, batch)  # validates the three
-
-    def release_schedule(self) -> ReleaseSchedule:
-        return ReleaseSchedule(self.schedule, self.horizon, self.batch)
-
-
-class GuardedFederatedClub(Policy):
+class GuardedFederatedClub(GuardedReports, Policy):
     """See the module docstring.  Shapes: items (K, d), ||x_k|| <= item_bound."""
 
     name = "cdp-fclub-dc+"
+    unit = "one observation (x_t, y_t) of one user, seen from outside its local server"
+    released_by = "server"
 
     def __init__(self, config: FclubConfig, plan: GuardPlan) -> None:
         if not isinstance(config, FclubConfig):
@@ -117,12 +66,12 @@ class GuardedFederatedClub(Policy):
             raise config_error("plan", plan, "a GuardPlan")
         self.config, self.plan = config, plan
         d, n = config.dim, config.n_users
-        confidence = config.conf_delta
+        confidence = config.confidence
         radius = config.radius()
         self.own = PerServer(
             lambda m: CLUB(d, m, alpha=config.alpha, beta_scale=radius.scale, lam=config.lam,
                            noise_scale=radius.noise_scale,
-                           delta=(1.0 - plan.share) * confidence,
+                           confidence=(1.0 - plan.share) * confidence,
                            theta_bound=config.theta_bound, item_bound=config.item_bound),
             n, config.n_servers, "club")
         self.server = self.own.server
@@ -194,52 +143,30 @@ class GuardedFederatedClub(Policy):
         sent = self.streams.release(rng)
         uploads = np.bincount(self.server[sent], minlength=self.config.n_servers)
         for s in np.flatnonzero(uploads):
-            self._comm.record("upload", int(uploads[s]), int(uploads[s]) * self._msg, round=t)
+            self._comm.record(UPLOAD, int(uploads[s]), int(uploads[s]) * self._msg, round=t,
+                              sender=party("server", int(s)))
         st = self.streams
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
         self._rebuild()
         got = np.bincount(self.server[self.active], minlength=self.config.n_servers)
         for s in np.flatnonzero(got):
-            self._comm.record("download", int(got[s]), int(got[s]) * self._msg, round=t)
+            self._comm.record(DOWNLOAD, int(got[s]), int(got[s]) * self._msg, round=t,
+                              sender=SERVER)
 
     def _rebuild(self) -> None:
         """Every user's federated model from its cluster: own-server raw + others' releases."""
-        d, st, r = self.config.dim, self.streams, self.ridge
+        st = self.streams
         for u in range(self.config.n_users):
             members = np.flatnonzero(self.labels == self.labels[u])
             others = members[self.server[members] != self.server[u]]
-            if others.size == 0:
-                self.active[u] = False
-                continue
             mine = members[self.server[members] == self.server[u]]
-            stats = st.released[others].sum(axis=0) + self._raw[mine].sum(axis=0)
-            variance = float(st.variance[others].sum())
-            shift = r.shift(stats[:d, :d], variance)
-            matrix = stats[:d, :d] + (r.lam + shift) * np.eye(d)
-            beta = r.radius(matrix, variance, shift)
-            if not math.isfinite(beta):
-                self.active[u] = False
-                continue
-            self.inv[u] = np.linalg.inv(matrix)
-            self.b[u] = stats[:d, d]
-            self.theta[u] = self.inv[u] @ self.b[u]
-            self.beta[u] = self.config.beta_scale * beta
-            self.active[u] = True
-
-    # -- reporting ----------------------------------------------------------------------
-    @property
-    def comm(self) -> CommLog:
-        return self._comm
-
-    def ledgers(self) -> list[Ledger]:
-        return list(self.streams.ledgers)
-
-    def cluster_labels(self) -> np.ndarray:
-        return self.labels.copy()
+            model = None if others.size == 0 else self.ridge.model(
+                st.released[others].sum(axis=0) + self._raw[mine].sum(axis=0),
+                float(st.variance[others].sum()))
+            self.active[u] = model is not None
+            if model is not None:
+                self.inv[u], self.b[u], self.theta[u] = model.inverse, model.moment, model.theta
+                self.beta[u] = self.config.beta_scale * model.beta
 
     def params(self) -> dict[str, Any]:
-        p = self.plan
-        return {**self.config.params(), "epsilon": p.epsilon, "delta": p.delta,
-                "mechanism": p.mechanism, "schedule": p.schedule, "batch": p.batch,
-                "resolution": p.resolution, "level": p.level, "miss": p.miss,
-                "share": p.share, "sampler": repr(p.sampler)}
+        return {**self.config.params(), **self.plan.params()}

@@ -25,7 +25,8 @@ probability `noise_failure` per use, union-bounded by the caller):
 Radius (`radius`): ||theta_hat - theta||_M <= beta with
 
 - shift c = rho (when lambda_min(M_obs) <= 2 rho): M >= A, so
-  beta = R sqrt(2 ln(1/alpha) + ln det M - d ln lam) + (||w|| + (lam + rho) S) / sqrt(lambda_min(M));
+  beta = R sqrt(2 ln(1/alpha) + ln det M - d ln lam)
+         + (||w|| + (lam + rho) S) / sqrt(lambda_min(M));
 - no shift (lambda_min(M_obs) > 2 rho): M >= (1 - q) A with q = rho / (lambda_min(M) - rho),
   det A <= det(M + rho I), so
   beta = R sqrt((2 ln(1/alpha) + ln det(M + rho I) - d ln lam) / (1 - q))
@@ -43,12 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privbandit.mechanisms.noise_bounds import symmetric_noise_norm_bound
+
 
 def matrix_noise_bound(variance: float, dim: int, failure: float) -> float:
-    """rho(v): a (1 - failure) bound on ||N||_op of a d x d symmetric Gaussian block."""
-    if variance <= 0.0:
-        return 0.0
-    return math.sqrt(variance) * (2.0 * math.sqrt(2.0 * dim) + 2.0 * math.sqrt(math.log(1.0 / failure)))
+    """rho(v): a (1 - failure) bound on ||N||_op of a d x d symmetric Gaussian block
+    (`mechanisms.symmetric_noise_norm_bound`), 0 without noise."""
+    return 0.0 if variance <= 0.0 else symmetric_noise_norm_bound(variance, dim, failure)
 
 
 def applied_noise_bound(variance: float, dim: int, failure: float, theta_bound: float) -> float:
@@ -57,6 +59,17 @@ def applied_noise_bound(variance: float, dim: int, failure: float, theta_bound: 
         return 0.0
     scale = math.sqrt((theta_bound**2 + 1.0) * variance)
     return scale * (math.sqrt(dim + 1.0) + 2.0 * math.sqrt(math.log(1.0 / failure)))
+
+
+@dataclass(frozen=True)
+class RidgeModel:
+    """A ridge estimate from noisy statistics: M, M^-1, theta = M^-1 b, b and its radius."""
+
+    matrix: np.ndarray
+    inverse: np.ndarray
+    theta: np.ndarray
+    moment: np.ndarray
+    beta: float
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,18 @@ class NoisyRidge:
         q = rho / (lmin - rho)
         martingale = R * math.sqrt(max(base + float(np.log(ev + rho).sum()), 0.0) / (1.0 - q))
         return martingale + (w + self.lam * S) / math.sqrt(lmin)
+
+    def model(self, stats: np.ndarray, variance: float) -> RidgeModel | None:
+        """The ridge model of (d+1) x (d+1) statistics [[X'X, X'y], ...] whose noise has
+        per-entry variance `variance`, or None when no finite radius exists."""
+        d = self.dim
+        shift = self.shift(stats[:d, :d], variance)
+        matrix = stats[:d, :d] + (self.lam + shift) * np.eye(d)
+        beta = self.radius(matrix, variance, shift)
+        if not math.isfinite(beta):
+            return None
+        inverse = np.linalg.inv(matrix)
+        return RidgeModel(matrix, inverse, inverse @ stats[:d, d], stats[:d, d].copy(), beta)
 
     def covariance(self, inverse: np.ndarray, variance: float, shift: float) -> np.ndarray:
         """Spread of theta_hat: R^2 M^-1 + (2 v (S^2 + 1) + ((lam + shift) S)^2 [shifted]) M^-2.

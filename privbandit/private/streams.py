@@ -16,8 +16,9 @@ a party differs (replace-one).  Sensitivity: ||x|| <= item_bound B and y
 clipped to [0, reward_bound], so ||z z^T||_F = ||z||^2 <= c = B^2 + reward_bound^2
 (a round that adds several observations, e.g. the K examined items of a
 cascade with one click, is one record of norm <= K B^2 + 1), and neighbouring
-increments differ by at most sqrt(2) c in Frobenius norm.  With a "fixed" or "doubling" schedule each
-record enters exactly one increment -- the mechanism clips each record, not the sum
+increments differ by at most sqrt(2) c in Frobenius norm.  With a "fixed" or
+"doubling" schedule each record enters exactly one increment -- the mechanism
+clips each record, not the sum
 (`ContinualRelease.add_records`) -- so the mechanism's event (`event`) is
 the whole cost of a record; the streams of different units hold disjoint
 records (parallel composition), so one ledger per party is charged once with
@@ -35,9 +36,11 @@ import numpy as np
 
 import privbandit.mechanisms as mechanisms
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import config_error
+from ..privacy import is_float_safe, sampler_name
 from .schedule import ReleaseSchedule
 
 # relative slack on the record bound, covering the item-norm check's tolerance
@@ -62,6 +65,8 @@ class PartyStreams:
             raise config_error("parties", [list(map(int, p)) for p in parties],
                                "disjoint unit indices covering 0..n-1")
         self.dim, self.schedule = dim, schedule
+        self.epsilon, self.delta, self.accountant = epsilon, delta, accountant
+        self.sampler, self.record_bound = sampler, record_bound
         d1 = dim + 1
         bound = record_bound * (1.0 + _BOUND_SLACK)
         self.streams = [mechanisms.continual_release(
@@ -109,4 +114,12 @@ class PartyStreams:
         s = self.streams[0]
         return {**self.schedule.describe(), "mechanism": type(s).__name__,
                 "sigma": float(s.sigma), "units": self.n_units,
-                "parties": len(self.ledgers)}
+                "parties": len(self.ledgers), "record_bound": float(self.record_bound),
+                "sampler": sampler_name(self.streams[0].sampler)}
+
+    def statement(self, unit: str, summary: str) -> PrivacyStatement:
+        """The record-level guarantee of the releases, for `unit` (a sentence)."""
+        return PrivacyStatement(
+            Relation.RECORD, self.epsilon, self.delta, self.accountant,
+            is_float_safe(self.streams[0].sampler), unit=unit, details=self.describe(),
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for {unit}: {summary}")
