@@ -26,6 +26,7 @@ from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
 from ..runtime import run, seed_streams
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
+from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
 
 ENVIRONMENT_KEYS = ("n_users", "n_clusters", "dim", "n_items", "list_len", "block")
@@ -43,7 +44,10 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "fedlinucb": fed_linucb,
     "fedind": fed_ind,
     "cdp-fedc3ucb-h": cdp_fedc3ucb_h,
+    "cdp-fedc3ucb-h+": GuardedPrivateCascade.from_settings,
 }
+# deployment privacy defaults of the guarded variant (the papers' settings live in presets)
+GUARDED_DEFAULTS: dict[str, Any] = {"delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
 _NO_TRIGGER = ("alpha_c", "alpha_d")  # FedInd never communicates
 
 
@@ -71,7 +75,9 @@ def run_cascade(
     env.prefetch = prefetch
     points = config.pop("cluster_points", 1000)
     params = {**DEFAULTS, **config}
-    if name == "fedind":
+    if name == "cdp-fedc3ucb-h+":
+        params = {**GUARDED_DEFAULTS, **params}
+    if name in ("fedind", "cdp-fedc3ucb-h+"):
         params = {k: v for k, v in params.items() if k not in _NO_TRIGGER}
     if name == "fedlinucb":
         params.pop("alpha_d", None)
@@ -80,10 +86,11 @@ def run_cascade(
     return run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
 
 
-def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
+def _entry(name: str, description: str, defaults: dict[str, Any] | None = None,
+           **kw: Any) -> AlgorithmEntry:
     return AlgorithmEntry(
         name=name, run=functools.partial(run_cascade, name),
-        defaults=dict(DEFAULTS), description=description, **kw,
+        defaults={**DEFAULTS, **(defaults or {})}, description=description, **kw,
     )
 
 
@@ -95,6 +102,9 @@ ENTRIES = (
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads (record-level DP)",
            private=True, needs_delta=True, calibrations=("tight", "paper")),
+    _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
+           "releases of cluster mates (record-level DP)", GUARDED_DEFAULTS,
+           private=True, needs_delta=True),
 )
 for _e in ENTRIES:
     register_algorithm(_e)
