@@ -36,7 +36,7 @@ DEFAULT_SERVERS = 5
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED_DEFAULTS = {"alpha": 1.5, "alpha2": 2.0, "upload_threshold": 1.01,
                       "download_threshold": 1.01}
-PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 0.1, "calibration": "tight",
+PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 1e-5, "calibration": "tight",
                     "detection_share": 0.5}
 GUARDED_DEFAULTS = {"alpha": 1.5, "delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",

@@ -25,6 +25,7 @@ def run_toy(config, seed):
     scale = 1.0 if eps is None else 1.0 + 1.0 / eps
     if config.get("calibration") == "paper":
         scale *= 2.0
+    scale *= config.get("scale", 1.0)
     regret = rng.random(horizon) * scale / np.sqrt(np.arange(1, horizon + 1))
     ledgers = []
     if eps is not None:
