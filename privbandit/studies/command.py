@@ -1,4 +1,4 @@
-"""Subcommands `tradeoff`, `study run`, `study plot` and `account`."""
+"""Subcommands `tradeoff`, `study run`, `study plot`, `study algorithms` and `account`."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,6 @@ import sys
 from concurrent.futures import Executor
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError, config_error
 
@@ -34,6 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     plot = ssub.add_parser("plot", help="(re)draw the figures and summary of a results folder")
     plot.add_argument("dir", type=Path, help="a results folder written by `study run`")
     plot.set_defaults(func=cmd_study_plot)
+    listing = ssub.add_parser(
+        "algorithms", help="list the registered algorithms: parameters, environment, presets")
+    listing.add_argument("names", nargs="*", help="only these algorithms (default: all)")
+    listing.set_defaults(func=cmd_study_algorithms)
 
     acc = sub.add_parser(
         "account",
@@ -65,21 +68,11 @@ def default_study_text() -> str:
 
 
 def _load(file: Path | None, seed: int | None, horizon: int | None):
-    from .spec import load_study, parse_study, study_from_dict
+    """The validated study (the embedded default without a file), overrides applied."""
+    from .spec import load_study, parse_study
 
     spec = parse_study(default_study_text(), DEFAULT_STUDY) if file is None else load_study(file)
-    if seed is None and horizon is None:
-        return spec
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib
-    raw: dict[str, Any] = tomllib.loads(default_study_text() if file is None else file.read_text())
-    if seed is not None:
-        raw["base_seed"] = seed
-    if horizon is not None:
-        raw["horizon"] = horizon
-    return study_from_dict(raw)
+    return spec.with_overrides(base_seed=seed, horizon=horizon)
 
 
 def dask_executor(address: str) -> Executor:
@@ -157,6 +150,14 @@ def cmd_study_plot(args) -> int:
     write_ledgers(records, args.dir)
     for fig in _figures(records, args.dir):
         print(f"figure: {fig}")
+    return 0
+
+
+def cmd_study_algorithms(args) -> int:
+    from ..registry import algorithms, get_algorithm
+
+    entries = [get_algorithm(n) for n in args.names] if args.names else algorithms().values()
+    print("\n\n".join(entry.describe() for entry in entries))
     return 0
 
 
