@@ -37,7 +37,7 @@ SUBLAYERS = (
               "result", "schema")),
     ("data", ("data",)),
     ("envs", ("envs",)),
-    ("policies", ("policies",)),
+    ("policies", ("policies", "private")),
     ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
     ("application", ("", "studies", "cli", "audit_command", "__main__")),

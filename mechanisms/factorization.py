@@ -98,8 +98,9 @@ class MatrixFactorization(ContinualRelease):
 
     def _effective_sensitivity(self) -> float:
         clipping = 1.0 + gamma(self._entries() + 4)
-        float_error = self._factor.float_error(self._horizon)
-        exact = self._column_norm + 2.0 * math.sqrt(self._horizon) * float_error
+        float_error = self._factor.float_error(self._horizon) * self._records
+        exact = (self._column_norm * (1.0 + self._batch_slack())
+                 + 2.0 * math.sqrt(self._horizon) * float_error)
         slack = self._sampler.l2_slack(self._horizon * self._released_entries())
         return self._sensitivity * clipping * exact + slack
 

@@ -94,7 +94,7 @@ class HonakerTree(ContinualRelease):
         self._prefix = np.zeros((levels, *self._shape))
 
     def _effective_sensitivity(self) -> float:
-        factor = float_sensitivity_factor(self._horizon, self._entries())
+        factor = float_sensitivity_factor(self._horizon, self._entries(), self._records)
         return self._sensitivity * factor + self._sampler.l2_slack(self._released_entries())
 
     def _event_for(self, sigma: float, sensitivity: float) -> TreeAggregationEvent:

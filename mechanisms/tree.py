@@ -20,7 +20,7 @@ from ._checks import check_choice
 from .streaming import ContinualRelease, gamma
 
 
-def float_sensitivity_factor(horizon: int, entries: int) -> float:
+def float_sensitivity_factor(horizon: int, entries: int, records: int = 1) -> float:
     """Relative growth of the sensitivity caused by the tree's float arithmetic.
 
     A node at level i is computed as (sum of the i lower nodes) + increment, so
@@ -30,10 +30,13 @@ def float_sensitivity_factor(horizon: int, entries: int) -> float:
     neighbours.  Computing the clipping norm over `entries` values multiplies
     by 1 + gamma_(entries + 4).  Tiny (2e-8 relative at a horizon of 1e6) but counted.
     The same bound covers Honaker's tree, whose nodes are pairwise sums (L
-    roundings per increment).
+    roundings per increment).  With `records` records per increment, nodes hold
+    `records` times more, and summing them adds 2 records gamma_records.
     """
     top = max(horizon.bit_length() - 1, 0)
-    return (1.0 + 2.0 * 2**top * gamma(top * (top + 1) // 2)) * (1.0 + gamma(entries + 4))
+    batch = 2.0 * records * gamma(records) if records > 1 else 0.0
+    nodes = 2.0 * 2**top * records * gamma(top * (top + 1) // 2)
+    return (1.0 + nodes + batch) * (1.0 + gamma(entries + 4))
 
 
 def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:
@@ -142,7 +145,7 @@ class TreePrivatizer(ContinualRelease):
         self._released = np.zeros((levels, *self._shape))
 
     def _effective_sensitivity(self) -> float:
-        factor = float_sensitivity_factor(self._horizon, self._entries())
+        factor = float_sensitivity_factor(self._horizon, self._entries(), self._records)
         return self._sensitivity * factor + self._sampler.l2_slack(self._released_entries())
 
     def _event_for(self, sigma: float, sensitivity: float) -> TreeAggregationEvent:

@@ -82,6 +82,23 @@ def radius_params(*, beta: float | str | None = "oful",
     return tuple(out)
 
 
+def guard_params() -> tuple[Param, ...]:
+    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys)."""
+    from .private import MECHANISMS, SCHEDULES
+
+    return (
+        Param("mechanism", str, "mf", "continual-release mechanism", choices=MECHANISMS),
+        Param("schedule", str, "fixed", "release schedule", choices=SCHEDULES),
+        Param("batch", int, None, "rounds per release (default: horizon // 32)",
+              range="[1, inf)"),
+        Param("resolution", float, 0.2, "resolution of the clustering tests", range="(0, inf)"),
+        Param("level", float, 0.99, "level of the clustering tests", range="(0, 1)"),
+        Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),
+        Param("share", float, 0.1, "share of the confidence failure probability given to the "
+              "federated model", range="(0, 1)"),
+    )
+
+
 @dataclass(frozen=True)
 class AlgorithmEntry:
     """One registered algorithm.

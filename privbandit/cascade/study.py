@@ -24,11 +24,18 @@ import numpy as np
 
 from ..envs import seed001_environment
 from ..errors import config_error
-from ..registry import AlgorithmEntry, privacy_params, radius_params, register_algorithm
+from ..registry import (
+    AlgorithmEntry,
+    guard_params,
+    privacy_params,
+    radius_params,
+    register_algorithm,
+)
 from ..result import RunResult
 from ..runtime import run, seed_streams
 from ..schema import Param, check_table, fill
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
+from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
 
 ENVIRONMENT = (
@@ -61,8 +68,11 @@ PRIVATE = (
     Param("theta_bound", float, 1.0, "bound S on the preference norm", range="(0, inf)"),
     ALPHA_C, ALPHA_D, *RADIUS, POINTS,
 )
+# the guarded variant: FedInd refined by private releases (deployment defaults: delta 1e-5,
+# "mf" streams on a fixed schedule)
+GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *RADIUS, POINTS)
 PARAMS = {"fedlinucb": (ALPHA_C, *RADIUS, POINTS), "fedind": (*RADIUS, POINTS),
-          "cdp-fedc3ucb-h": PRIVATE}
+          "cdp-fedc3ucb-h": PRIVATE, "cdp-fedc3ucb-h+": GUARDED}
 FACTORIES: dict[str, Callable[..., Any]] = {
     "fedc3ucb-h": fedc3ucb_h,
     "forcecomm": force_comm,
@@ -70,6 +80,7 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "fedlinucb": fed_linucb,
     "fedind": fed_ind,
     "cdp-fedc3ucb-h": cdp_fedc3ucb_h,
+    "cdp-fedc3ucb-h+": GuardedPrivateCascade.from_settings,
 }
 
 
@@ -120,6 +131,8 @@ ENTRIES = (
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads (record-level DP)",
            private=True, needs_delta=True, calibrations=("tight", "paper")),
+    _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
+           "releases of cluster mates (record-level DP)", private=True, needs_delta=True),
 )
 for _e in ENTRIES:
     register_algorithm(_e)

@@ -2,7 +2,9 @@
 
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
 calibration "tight" | "paper", sampler; preset "paper": the paper's delta 0.1,
-node formula and float noise), "club-per-server", "sclub-per-server" (the
+node formula and float noise), "cdp-fclub-dc+" (private: epsilon, delta,
+sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
+"club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.centralized`), "linucb-per-user",
 "homo", "homo-dc".  A run builds its world from the study's `environment`
@@ -18,17 +20,26 @@ stream, whatever the algorithm or budget.
 """
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from ..envs.factory import ENVIRONMENT, make_environment
 from ..errors import config_error
-from ..registry import AlgorithmEntry, privacy_params, radius_params, register_algorithm
+from ..registry import (
+    AlgorithmEntry,
+    guard_params,
+    privacy_params,
+    radius_params,
+    register_algorithm,
+)
 from ..result import RunResult
 from ..runtime import run, seed_streams
 from ..schema import Param
 from .baselines import make_policy
+from .config import FclubConfig
+from .guarded import GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
@@ -50,12 +61,16 @@ PLAN = (
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
+GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *FEDERATED)
 # the seed's CLUB / SCLUB / LinUCB baselines take the radius keys without beta, confidence
 _RADIUS = tuple(p for p in radius_params(beta=None) if p.name != "confidence")
-_PARAMS = {"cdp-fclub-dc": PRIVATE, "club-per-server": (FEDERATED[0], *_RADIUS),
+_PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
+           "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
            "linucb-per-user": _RADIUS}
+_GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
+                                                                          "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1, its node-noise formula,
 # and the NumPy float noise of its public code
@@ -65,6 +80,8 @@ _DESCRIPTIONS = {
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
     "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
                     "(epsilon, delta, L, m)-CDP",
+    "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
+                     "continual releases of other servers' users (record-level DP)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
     "linucb-per-user": "LinUCB (OFUL) with one model per user",
@@ -93,8 +110,13 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
-    policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
-                         horizon=horizon, epsilon=epsilon, delta=delta, **settings)
+    if name == "cdp-fclub-dc+":
+        plan = GuardPlan(epsilon, delta, horizon,
+                         **{k: settings.pop(k) for k in _GUARD_KEYS if k in settings})
+        policy = GuardedFederatedClub(FclubConfig(env.dim, env.n_users, servers, **settings), plan)
+    else:
+        policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
+                             horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return run(policy, env, horizon, seed, algorithm=name)
 
 
@@ -109,12 +131,12 @@ def _runner(name: str):
 def _entries() -> list[AlgorithmEntry]:
     out = []
     for name, text in _DESCRIPTIONS.items():
-        private = name == "cdp-fclub-dc"
+        private = name.startswith("cdp-")
         out.append(AlgorithmEntry(
             name, _runner(name), private=private, needs_delta=private,
-            calibrations=CALIBRATIONS if private else (),
+            calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
-            presets=PRESETS if private else {}, description=text))
+            presets=PRESETS if name == "cdp-fclub-dc" else {}, description=text))
     return out
 
 

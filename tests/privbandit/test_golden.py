@@ -39,6 +39,8 @@ STUDIES: dict[str, dict[str, Any]] = {
                                     "sclub-per-server", "linucb-per-user")),
             {"name": "cdp-fclub-dc", "params": {"sampler": "fast"},
              "grid": {"epsilon": [1.0, 8.0], "delta": [0.1], "calibration": ["tight", "paper"]}},
+            {"name": "cdp-fclub-dc+", "params": {"batch": 50, "sampler": "fast"},
+             "grid": {"epsilon": [1.0, 1e4]}},
         ],
     },
     "cascade": {
@@ -49,6 +51,9 @@ STUDIES: dict[str, dict[str, Any]] = {
               for n in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb", "fedind")),
             {"name": "cdp-fedc3ucb-h", "params": {"cluster_points": 5, "sampler": "fast"},
              "grid": {"epsilon": [1.0, 8.0], "delta": [0.1], "calibration": ["tight", "paper"]}},
+            {"name": "cdp-fedc3ucb-h+",
+             "params": {"cluster_points": 5, "batch": 50, "sampler": "fast"},
+             "grid": {"epsilon": [1.0, 1e4]}},
         ],
     },
     "fedmab": {

@@ -190,6 +190,7 @@ def test_declared_defaults_match_the_constructors():
     from privbandit.fclub.config import FclubConfig
     from privbandit.fclub.privacy import CdpPlan
     from privbandit.policies import CLUB, SCLUB, LinTS, LinUCB
+    from privbandit.private import GuardPlan
 
     for name, cls in (("linucb", LinUCB), ("lints", LinTS), ("club", CLUB), ("sclub", SCLUB),
                       ("club-per-server", CLUB),
@@ -205,6 +206,10 @@ def test_declared_defaults_match_the_constructors():
         _check_defaults(name, FederatedCascadeUCB)
     _check_defaults("fedind", IndependentCascadeUCB)
     _check_defaults("cdp-fedc3ucb-h", CDPFedC3UCBH, skip=("sampler",))
+    for name in ("cdp-fclub-dc+", "cdp-fedc3ucb-h+"):
+        _check_defaults(name, GuardPlan, skip=("sampler",))
+    _check_defaults("cdp-fclub-dc+", FclubConfig)
+    _check_defaults("cdp-fedc3ucb-h+", IndependentCascadeUCB)
 
 
 def test_every_entry_declares_and_lists_its_keys(capsys):

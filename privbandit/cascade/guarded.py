@@ -1,0 +1,165 @@
+"""`GuardedPrivateCascade` ("cdp-fedc3ucb-h+"): private federated cascading bandits that
+never do worse than the agents going alone (FedInd).
+
+Every agent is a party.  It learns from its own data exactly as FedInd does
+(its raw statistics need no privacy from itself) and, on a data-independent
+schedule, releases its new statistics through its continual-release stream
+(`private.PartyStreams`, mechanism by name).  The server clusters agents
+from the noisy prefixes with tests that count the noise
+(`private.NoiseAwareClustering`) and sends each agent the noisy prefixes of
+its cluster mates.  Agent u scores item i with
+
+    min(U_own(i), U_fed(i)),   U = min(theta . x_i + beta ||x_i||_(M^-1), 1),
+
+U_own FedInd's (own data, radius beta), U_fed from u's raw data plus its
+mates' releases (when u has mates), with radius beta times the ratio of the
+theoretical radius that counts the noise (`private.NoisyRidge.radius`) to the
+non-private one at the same confidence -- so a practical beta is scaled by
+what the noise costs, as `cascade.private` does.  It then recommends the top K.
+
+Privacy guarantee
+-----------------
+Neighbouring relation: record-level, one round of one agent differs (its
+examined items and click; replace-one).  Sensitivity: a round adds
+sum_k z_k z_k^T over at most K examined items of norm <= item_bound B and one
+click, Frobenius norm <= K B^2 + 1 (one record of `PartyStreams`).
+Measure: (epsilon, delta)-DP per record by the agent's stream event, one
+ledger per agent; the server's clusters, what it sends and every other
+agent's recommendations are post-processing of the releases (public times).
+Sources: seed 001 (the cascade model, FedInd); `privbandit.private`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from ..comm import DOWNLOAD, UPLOAD, CommLog
+from ..errors import config_error
+from ..kernels import oful_beta, sherman_morrison, ucb_scores
+from ..policies.base import check_user
+from ..private import (
+    GuardedReports,
+    GuardPlan,
+    NoiseAwareClustering,
+    NoisyRidge,
+    PartyStreams,
+    ReleaseSchedule,
+)
+from .algorithm import IndependentCascadeUCB
+from .oracle import top_k_list
+from .private import UNIT
+
+
+class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
+    """See the module docstring.  `plan`: a `private.GuardPlan` for `horizon`."""
+
+    name = "cdp-fedc3ucb-h+"
+    unit = UNIT
+    released_by = "agent"
+
+    @classmethod
+    def from_settings(cls, dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
+                      **settings: Any) -> GuardedPrivateCascade:
+        """Split keyword settings into the `GuardPlan` (epsilon, delta, mechanism, ...)
+        and FedInd's own keywords."""
+        keys = {f.name for f in fields(GuardPlan)} - {"horizon"}
+        plan = GuardPlan(horizon=horizon, **{k: settings.pop(k) for k in keys & set(settings)})
+        return cls(dim, n_users, n_items, list_len, horizon, plan, **settings)
+
+    def __init__(self, dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
+                 plan: GuardPlan, **kwargs: Any) -> None:
+        if not isinstance(plan, GuardPlan):
+            raise config_error("plan", plan, "a private.GuardPlan")
+        super().__init__(dim, n_users, n_items, list_len, horizon, **kwargs)
+        if plan.horizon != horizon:
+            raise config_error("plan", plan, f"a plan for horizon {horizon}")
+        self.plan = plan
+        d, n = self.dim, self.n_users
+        confidence = self.radius.confidence
+        self.schedule: ReleaseSchedule = plan.release_schedule()
+        bound = (self.item_bound or 1.0) ** 2 * self.list_len + 1.0
+        self.streams = PartyStreams(
+            [np.array([u]) for u in range(n)], d, self.schedule, mechanism=plan.mechanism,
+            epsilon=plan.epsilon, delta=plan.delta, record_bound=bound, sampler=plan.sampler)
+        failure = confidence * plan.share / (2.0 * n * max(self.schedule.releases, 1))
+        self.ridge = NoisyRidge(d, self.lam, self.radius.noise_scale, self.radius.theta_bound,
+                                confidence * plan.share / 2.0, failure)
+        self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
+                                               plan.miss)
+        self.labels = np.arange(n)
+        self.active = np.zeros(n, dtype=bool)
+        self.fed_inv = np.tile(np.eye(d) / self.lam, (n, 1, 1))
+        self.fed_b = np.zeros((n, d))
+        self.fed_theta = np.zeros((n, d))
+        self.fed_beta = np.zeros(n)
+        self._raw = np.zeros((n, d + 1, d + 1))
+        self._comm = CommLog()
+        self._msg = (d + 1) * (d + 1) * 8
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
+        u = check_user(user, self.n_users)
+        self._rng = rng
+        scores = self.scores(items, u)
+        if self.active[u]:
+            fed = ucb_scores(self.fed_theta[u], self.fed_inv[u], items, self.fed_beta[u])
+            np.minimum(scores, np.minimum(fed, 1.0, out=fed), out=scores)
+        ranking = top_k_list(scores, self.list_len)
+        self._last = (items, ranking)
+        return ranking
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        u = check_user(user, self.n_users)
+        observed, clicked = self._observed(items, action, feedback)
+        inv = self.inv[u]
+        for x in observed:
+            sherman_morrison(inv, x)
+            if self.active[u]:
+                sherman_morrison(self.fed_inv[u], x)
+        z = np.zeros((observed.shape[0], self.dim + 1))
+        z[:, :-1] = observed
+        if clicked is not None:
+            self.moment[u] += observed[clicked]
+            z[clicked, -1] = 1.0
+            if self.active[u]:
+                self.fed_b[u] += observed[clicked]
+        self._stacked[u, :, -1] = inv @ self.moment[u]
+        if self.active[u]:
+            np.matmul(self.fed_inv[u], self.fed_b[u], out=self.fed_theta[u])
+        zz = z.T @ z
+        self._raw[u] += zz
+        self.streams.observe(u, zz)
+        if self.schedule.is_release(t):
+            self._release(t)
+
+    def _release(self, t: int) -> None:
+        st = self.streams
+        sent = st.release(self._rng)
+        if sent.size:
+            self._comm.record(UPLOAD, int(sent.size), int(sent.size) * self._msg, round=t)
+        self.labels = self.clustering.labels(st.released, st.variance, st.counts)
+        self._rebuild()
+        if self.active.any():
+            count = int(self.active.sum())
+            self._comm.record(DOWNLOAD, count, count * self._msg, round=t)
+
+    def _rebuild(self) -> None:
+        st, r = self.streams, self.ridge
+        for u in range(self.n_users):
+            others = np.flatnonzero(self.labels == self.labels[u])
+            others = others[others != u]
+            model = None if others.size == 0 else r.model(
+                st.released[others].sum(axis=0) + self._raw[u], float(st.variance[others].sum()))
+            self.active[u] = model is not None
+            if model is None:
+                continue
+            logdet = float(np.linalg.slogdet(model.matrix)[1]) - self.dim * math.log(r.lam)
+            plain = oful_beta(logdet, r.lam, r.noise_scale, r.confidence, r.theta_bound)
+            self.fed_inv[u], self.fed_b[u] = model.inverse, model.moment
+            self.fed_theta[u] = model.theta
+            self.fed_beta[u] = self.beta * model.beta / float(plain)
+
+    def params(self) -> dict[str, Any]:
+        return {**self._base_params(), **self.plan.params()}

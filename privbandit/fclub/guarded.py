@@ -1,0 +1,172 @@
+"""`GuardedFederatedClub` ("cdp-fclub-dc+"): private federation that never does worse than
+going alone.
+
+Each local server (a party) keeps its users' raw data, which needs no
+privacy from itself, and runs CLUB on it exactly as it would alone (the
+"club-per-server" baseline).  On a data-independent schedule
+(`private.ReleaseSchedule`) every user's new statistics enter that user's
+continual-release stream (`private.PartyStreams`, mechanism by name); the
+global server clusters users from the noisy prefixes with tests that count
+the noise (`private.NoiseAwareClustering`), and sends every server, for each
+of its users, the noisy prefixes of that user's cluster mates on other
+servers.  A server then serves user u from two models:
+
+- own: CLUB's cluster model of u, confidence level (1 - share) alpha;
+- federated: the raw data of u's cluster mates on u's server (u included,
+  always current) plus the mates' noisy prefixes from other servers, with the
+  radius of `private.NoisyRidge` (the known noise variance of those prefixes;
+  confidence share alpha), when u's cluster has mates on other servers;
+
+and recommends the item with the highest min(UCB_own, UCB_fed): both are
+upper confidence bounds for u's reward, so their minimum is too (with
+probability >= 1 - alpha), and it is never looser than going alone's.
+
+Privacy guarantee
+-----------------
+Neighbouring relation: record-level across parties -- one observation
+(x, y) of one user of one local server differs (replace-one); the guarantee
+covers everything every OTHER server observes and does (seed 000's trust
+model: a local server holds its users' raw data; Definition 1 of seed 000
+also separates local clusters on one server, which the raw-data guard does
+not).  Sensitivity: ||x|| <= item_bound, y clipped to [0, 1], so
+||z z^T||_F <= item_bound^2 + 1; each record enters one increment of its
+user's stream.  Measure: (epsilon, delta)-DP by the streams' Gaussian event
+(`PartyStreams`, one ledger per server); clustering, downloads and every
+other server's actions are post-processing of the releases, whose times are
+public.  Source: seed 000 (FCLUB setting, CLUB baseline); the privacy and
+clustering tests of `privbandit.private`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
+from ..errors import config_error
+from ..kernels import sherman_morrison, ucb_scores
+from ..policies.base import Policy, check_action, check_items, check_reward, check_user
+from ..policies.club import CLUB
+from ..private import GuardedReports, GuardPlan, NoiseAwareClustering, NoisyRidge, PartyStreams
+from .baselines import PerServer
+from .config import FclubConfig
+
+
+class GuardedFederatedClub(GuardedReports, Policy):
+    """See the module docstring.  Shapes: items (K, d), ||x_k|| <= item_bound."""
+
+    name = "cdp-fclub-dc+"
+    unit = "one observation (x_t, y_t) of one user, seen from outside its local server"
+    released_by = "server"
+
+    def __init__(self, config: FclubConfig, plan: GuardPlan) -> None:
+        if not isinstance(config, FclubConfig):
+            raise config_error("config", config, "an FclubConfig")
+        if not isinstance(plan, GuardPlan):
+            raise config_error("plan", plan, "a GuardPlan")
+        self.config, self.plan = config, plan
+        d, n = config.dim, config.n_users
+        confidence = config.confidence
+        radius = config.radius()
+        self.own = PerServer(
+            lambda m: CLUB(d, m, alpha=config.alpha, beta_scale=radius.scale, lam=config.lam,
+                           noise_scale=radius.noise_scale,
+                           confidence=(1.0 - plan.share) * confidence,
+                           theta_bound=config.theta_bound, item_bound=config.item_bound),
+            n, config.n_servers, "club")
+        self.server = self.own.server
+        self._rounds = np.zeros(config.n_servers, dtype=np.int64)
+        self.schedule = plan.release_schedule()
+        parties = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
+        self.streams = PartyStreams(
+            parties, d, self.schedule, mechanism=plan.mechanism, epsilon=plan.epsilon,
+            delta=plan.delta, record_bound=config.item_bound**2 + 1.0, sampler=plan.sampler)
+        # each noise bound is used once per unit and release, for clustering and models
+        failure = confidence * plan.share / (2.0 * n * max(self.schedule.releases, 1))
+        self.ridge = NoisyRidge(d, config.lam, radius.noise_scale, config.theta_bound,
+                                confidence * plan.share / 2.0, failure)
+        self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
+                                               plan.miss)
+        self._raw = np.zeros((n, d + 1, d + 1))  # each user's raw statistics, cumulative
+        self.labels = np.arange(n)
+        self.active = np.zeros(n, dtype=bool)  # users with a federated model
+        self.inv = np.tile(np.eye(d) / config.lam, (n, 1, 1))
+        self.b = np.zeros((n, d))
+        self.theta = np.zeros((n, d))
+        self.beta = np.zeros(n)
+        self._comm = CommLog()
+        self._msg = (d + 1) * (d + 1) * 8
+        self._checked: np.ndarray | None = None
+
+    # -- the round -----------------------------------------------------------------------
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        user = check_user(user, self.config.n_users)
+        self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
+        self._rng = rng  # the privacy noise of the releases that follow this round
+        s = self.server[user]
+        own = self.own.policies[s].scores(items, int(self.own.local[user]))
+        if self.active[user]:
+            fed = ucb_scores(self.theta[user], self.inv[user], items, self.beta[user])
+            np.minimum(own, fed, out=own)
+        return int(np.argmax(own))
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        user = check_user(user, self.config.n_users)
+        if items is not self._checked:
+            items = check_items(items, self.config.dim, self.config.item_bound)
+        self._checked = None
+        action = check_action(action, items.shape[0])
+        y = min(max(check_reward(feedback), 0.0), 1.0)  # the sensitivity assumes [0, 1]
+        s = self.server[user]
+        self.own.policies[s].update(items, int(self.own.local[user]), action, y,
+                                    int(self._rounds[s]))
+        self._rounds[s] += 1
+        x = items[action]
+        z = np.append(x, y)
+        zz = np.multiply.outer(z, z)
+        self._raw[user] += zz
+        self.streams.observe(user, zz)
+        # the user's raw record joins the federated models of its mates on its server
+        for w in self._mates(user):
+            sherman_morrison(self.inv[w], x)
+            self.b[w] += y * x
+            np.matmul(self.inv[w], self.b[w], out=self.theta[w])
+        if self.schedule.is_release(t):
+            self._release(t, self._rng)
+
+    def _mates(self, user: int) -> np.ndarray:
+        s, k = self.server[user], self.labels[user]
+        return np.flatnonzero((self.server == s) & (self.labels == k) & self.active)
+
+    # -- releases, clustering and downloads ----------------------------------------------
+    def _release(self, t: int, rng: np.random.Generator) -> None:
+        sent = self.streams.release(rng)
+        uploads = np.bincount(self.server[sent], minlength=self.config.n_servers)
+        for s in np.flatnonzero(uploads):
+            self._comm.record(UPLOAD, int(uploads[s]), int(uploads[s]) * self._msg, round=t,
+                              sender=party("server", int(s)))
+        st = self.streams
+        self.labels = self.clustering.labels(st.released, st.variance, st.counts)
+        self._rebuild()
+        got = np.bincount(self.server[self.active], minlength=self.config.n_servers)
+        for s in np.flatnonzero(got):
+            self._comm.record(DOWNLOAD, int(got[s]), int(got[s]) * self._msg, round=t,
+                              sender=SERVER)
+
+    def _rebuild(self) -> None:
+        """Every user's federated model from its cluster: own-server raw + others' releases."""
+        st = self.streams
+        for u in range(self.config.n_users):
+            members = np.flatnonzero(self.labels == self.labels[u])
+            others = members[self.server[members] != self.server[u]]
+            mine = members[self.server[members] == self.server[u]]
+            model = None if others.size == 0 else self.ridge.model(
+                st.released[others].sum(axis=0) + self._raw[mine].sum(axis=0),
+                float(st.variance[others].sum()))
+            self.active[u] = model is not None
+            if model is not None:
+                self.inv[u], self.b[u], self.theta[u] = model.inverse, model.moment, model.theta
+                self.beta[u] = self.config.beta_scale * model.beta
+
+    def params(self) -> dict[str, Any]:
+        return {**self.config.params(), **self.plan.params()}

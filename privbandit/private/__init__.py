@@ -1,0 +1,21 @@
+"""Building blocks of private federated bandits that never do worse than going alone.
+
+- `plan.GuardPlan`: the private settings of a guarded federation;
+- `schedule.ReleaseSchedule`: data-independent release times;
+- `streams.PartyStreams`: per-unit continual release of statistics, one
+  ledger per party;
+- `estimates.NoisyRidge`: ridge estimates and confidence radii from statistics
+  that carry privacy noise of known variance;
+- `clustering.NoiseAwareClustering`: cluster detection whose tests count the
+  noise, so that noise keeps units apart instead of pooling them.
+"""
+from .clustering import NoiseAwareClustering, clique_labels
+from .estimates import NoisyRidge, RidgeModel, applied_noise_bound, matrix_noise_bound
+from .plan import MECHANISMS, GuardPlan
+from .reports import GuardedReports
+from .schedule import SCHEDULES, ReleaseSchedule
+from .streams import PartyStreams
+
+__all__ = ["MECHANISMS", "SCHEDULES", "GuardPlan", "GuardedReports", "NoiseAwareClustering",
+           "NoisyRidge", "PartyStreams", "ReleaseSchedule", "RidgeModel", "applied_noise_bound",
+           "clique_labels", "matrix_noise_bound"]

@@ -1,0 +1,123 @@
+"""Cluster detection that the privacy noise cannot fool: units join only on enough evidence.
+
+Each unit (a user, an agent) has privatized statistics (`estimates` explains the
+model); its ridge estimate theta_u has spread Sigma_u = R^2 M_u^-1 + privacy
+terms (`NoisyRidge.covariance`), which includes the known noise variance.  Two
+units are linked when both hold:
+
+1. consistency: T^2 = D^T (Sigma_a + Sigma_b)^-1 D <= chi2_d(level), D = theta_a - theta_b
+   (a Hotelling-type test whose widths include the privacy noise);
+2. power: a difference the units' items would reveal -- preference vectors whose
+   predictions differ by `resolution` in root mean square over the items each
+   has seen, E_x[(x . delta)^2] >= resolution^2 -- would have failed the test
+   with probability >= 1 - miss.  The smallest noncentrality such a delta can
+   have is resolution^2 / lambda_max(G^1/2 (Sigma_a + Sigma_b) G^1/2), G the mean of
+   M_a / n_a and M_b / n_b; it must reach lam_req, where the noncentral
+   chi-square with d degrees of freedom and noncentrality lam_req falls below
+   the threshold with probability `miss`.
+
+While noise dominates, (2) fails and units stay apart: each party keeps acting
+alone (CLUB's rule, which deletes edges only on proof of difference, would
+instead pool everything the noise hides).  Clusters are cliques of links
+(complete linkage, built greedily from the best-connected unit), so one
+ambiguous pair cannot chain two clusters together.  Everything is computed
+from released statistics, so the partition is post-processing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import chi2, ncx2
+
+from privbandit.accounting.validation import check_positive
+
+from ..errors import config_error
+from .estimates import NoisyRidge
+
+
+def _probability(name: str, value: object) -> float:
+    x = check_positive(name, value)
+    if not x < 1.0:
+        raise config_error(name, value, "a probability in (0, 1)")
+    return x
+
+
+@dataclass(frozen=True)
+class NoiseAwareClustering:
+    """Partition units from their privatized statistics; see the module docstring."""
+
+    ridge: NoisyRidge
+    resolution: float = 0.2
+    level: float = 0.99
+    miss: float = 1e-3
+    threshold: float = field(init=False)
+    required_power: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resolution", check_positive("resolution", self.resolution))
+        level = _probability("level", self.level)
+        miss = _probability("miss", self.miss)
+        d = self.ridge.dim
+        q = float(chi2.ppf(level, d))
+        object.__setattr__(self, "threshold", q)
+        object.__setattr__(self, "required_power",
+                           float(brentq(lambda nc: ncx2.cdf(q, d, nc) - miss, 1e-9, 1e6)))
+
+    def estimates(self, stats: np.ndarray, variances: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(theta (n, d), spread (n, d, d), M (n, d, d)) of each unit's statistics (n, d+1, d+1)."""
+        d, r = self.ridge.dim, self.ridge
+        gram = stats[:, :d, :d]
+        shifts = np.array([r.shift(g, v, margin=0.5) for g, v in zip(gram, variances, strict=True)])
+        matrix = gram + (r.lam + shifts)[:, None, None] * np.eye(d)
+        inverse = np.linalg.inv(matrix)
+        theta = np.einsum("nij,nj->ni", inverse, stats[:, :d, d])
+        spread = np.stack([r.covariance(inv, v, c)
+                           for inv, v, c in zip(inverse, variances, shifts, strict=True)])
+        return theta, spread, matrix
+
+    def links(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(n, n) bool: which pairs of units pass both tests (the diagonal is True)."""
+        n = stats.shape[0]
+        out = np.eye(n, dtype=bool)
+        seen = np.flatnonzero(np.asarray(counts) > 0)
+        if seen.size < 2:
+            return out
+        theta, spread, matrix = self.estimates(stats[seen], np.asarray(variances)[seen])
+        a, b = np.triu_indices(seen.size, 1)
+        diff = theta[a] - theta[b]
+        sigma = spread[a] + spread[b]
+        t2 = np.einsum("pi,pi->p", diff, np.linalg.solve(sigma, diff[..., None])[..., 0])
+        moment = matrix / np.asarray(counts, dtype=np.float64)[seen, None, None]
+        w, v = np.linalg.eigh(0.5 * (moment[a] + moment[b]))
+        root = np.einsum("pij,pj,pkj->pik", v, np.sqrt(np.maximum(w, 0.0)), v)
+        widest = np.linalg.eigvalsh(root @ sigma @ root)[:, -1]
+        power = self.resolution**2 / widest
+        ok = (t2 <= self.threshold) & (power >= self.required_power)
+        out[seen[a[ok]], seen[b[ok]]] = True
+        out[seen[b[ok]], seen[a[ok]]] = True
+        return out
+
+    def labels(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Cluster label of each unit (the smallest unit index of its clique), (n,)."""
+        return clique_labels(self.links(stats, variances, counts))
+
+
+def clique_labels(links: np.ndarray) -> np.ndarray:
+    """Greedy complete-linkage partition: each unit, best-connected first, joins the first
+    group it is linked to entirely.  Returns the smallest member of each unit's group."""
+    n = links.shape[0]
+    groups: list[list[int]] = []
+    for u in np.argsort(-links.sum(axis=1), kind="stable"):
+        for group in groups:
+            if links[u, group].all():
+                group.append(int(u))
+                break
+        else:
+            groups.append([int(u)])
+    labels = np.empty(n, dtype=np.int64)
+    for group in groups:
+        labels[group] = min(group)
+    return labels
