@@ -6,8 +6,10 @@
 cascade), `kind`, `item_dist`, `reward`, `noise_sd` (clustered), `path`,
 `format`, `top_users`, `top_items` (ratings).  Which keys a setting reads and
 their defaults depend on the setting (`SETTING_DEFAULTS`), so the declared
-defaults are None ("the setting's"); a key the setting does not read is an
-error.
+defaults are None ("the setting's").  A declared key the setting does not read
+is left alone: a study's `[environment]` is shared with the algorithms of
+other families (seed 001's cascade reads `list_len` too); an undeclared key
+is an error.
 """
 from __future__ import annotations
 
@@ -69,12 +71,8 @@ def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Envi
     given = check_table("[environment]", {k: v for k, v in settings.items() if v is not None},
                         ENVIRONMENT)
     setting = given.pop("setting", ENVIRONMENT[0].default)
-    unknown = sorted(set(given) - set(SETTING_DEFAULTS[setting]))
-    if unknown:
-        raise config_error(f"environment.{unknown[0]}", given[unknown[0]],
-                           f"unset for setting {setting!r} (it reads "
-                           f"{sorted(SETTING_DEFAULTS[setting])})")
-    s = {**SETTING_DEFAULTS[setting], **given}
+    read = SETTING_DEFAULTS[setting]
+    s = {**read, **{k: v for k, v in given.items() if k in read}}
     if setting == "seed000":
         return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"],
                                    dim=s["dim"], n_items=s["items"], gap=s["gap"])

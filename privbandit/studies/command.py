@@ -6,6 +6,7 @@ import sys
 from concurrent.futures import Executor
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, config_error
 
@@ -161,6 +162,34 @@ def cmd_study_algorithms(args) -> int:
     return 0
 
 
+def _spend(led: dict[str, Any]) -> str:
+    """One ledger's spend; a pure-DP ledger (delta 0, or no delta) says so."""
+    delta = led.get("delta_budget") or 0.0
+    at = f"at delta={delta:g}" if delta else "at delta=0 (pure DP)"
+    text = (f"spent epsilon={led['epsilon_spent']:.4g} of {led['epsilon_budget']:g} {at} "
+            f"({led['accountant']}, {led['releases']} releases)")
+    if led.get("not_dp_releases"):
+        text += f"; NOT DP: {'; '.join(led['not_dp_releases'])}"
+    return text
+
+
+def _ledger_lines(ledgers: list[dict[str, Any]]) -> list[str]:
+    """A line per ledger; a run of ledgers spending alike is one line with a count."""
+    lines: list[str] = []
+    last, count = None, 0
+    for led in [*ledgers, None]:
+        spend = None if led is None else _spend(led)
+        if spend is not None and spend == last:
+            count += 1
+            continue
+        if count > 1:
+            lines[-1] += f" (and {count - 1} more ledgers alike)"
+        if led is not None:
+            lines.append(f"  {led['unit']}: {spend}")
+        last, count = spend, 1
+    return lines
+
+
 def cmd_account(args) -> int:
     from ..registry import get_algorithm
     from .runner import run_seed
@@ -177,12 +206,10 @@ def cmd_account(args) -> int:
         result = entry.run(run.config(), run_seed(run))
         cell = ", ".join(f"{k}={v}" for k, v in sorted(run.cell.items()))
         print(f"{run.label} [{cell}]: {result.privacy.summary}".rstrip(": "))
-        for led in result.ledgers:
-            print(
-                f"  {led['unit']}: spent epsilon={led['epsilon_spent']:.4g} of "
-                f"{led['epsilon_budget']:g} at delta={led['delta_budget']:g} "
-                f"({led['accountant']}, {led['releases']} releases)"
-            )
+        for line in _ledger_lines(result.ledgers):
+            print(line)
+        if not result.ledgers:
+            print("  (no ledger: nothing was charged)")
         printed += 1
     if not printed:
         print("no private algorithm in this study: nothing is spent")
