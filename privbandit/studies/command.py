@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from concurrent.futures import Executor
 from importlib import resources
@@ -11,15 +12,18 @@ from typing import Any
 from ..errors import ConfigError, config_error
 
 DEFAULT_STUDY = "default_tradeoff.toml"
+STUDY_FILE = "study.json"  # what `study plot` needs to know of the study that ran
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tradeoff",
         help="run the embedded default budget-vs-regret study",
-        description="Run the embedded default study (CDP-FCLUB-DC, tight against paper "
-        "calibration, against non-private FCLUB-DC over an epsilon grid) and write "
-        "results/<study>/ with summary.csv, ledgers.json and PNG plots.",
+        description="Run the embedded default study (the guarded private federation "
+        "CDP-FCLUB-DC+ and the paper's CDP-FCLUB-DC at delta = 1e-5 over an epsilon grid, "
+        "against non-private FCLUB-DC and each local server alone) and write "
+        "results/<study>/ with summary.csv, ledgers.json and PNG plots; the last line "
+        "is the break-even epsilon.",
     )
     _run_options(p)
     p.set_defaults(func=cmd_tradeoff)
@@ -91,19 +95,19 @@ def dask_executor(address: str) -> Executor:
     return client.get_executor()
 
 
-def _figures(records, out_dir: Path) -> list[Path]:
+def _figures(records, out_dir: Path, break_even=None, value=None) -> list[Path]:
     """Draw the figures, or say in one line why they are skipped."""
     from .plots import PLOTS_MISSING, plot_all, plots_available
 
     if not plots_available():
         print(PLOTS_MISSING)
         return []
-    return plot_all(records, out_dir)
+    marked = None if break_even is None or value is None else (break_even[0], value)
+    return plot_all(records, out_dir, marked)
 
 
 def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:
-    from .runner import StudyError, run_study
-    from .summary import write_ledgers, write_summary
+    from .runner import StudyError, run_study, write_atomic
 
     if workers is not None and workers < 1:
         raise config_error("--workers", workers, "an integer >= 1")
@@ -118,17 +122,29 @@ def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, 
         from .summary import load_records
 
         records = load_records(out_dir)
-    summary = write_summary(records, out_dir)
-    write_ledgers(records, out_dir)
-    figures = _figures(records, out_dir) if plots and records else []
+    write_atomic(out_dir / STUDY_FILE, json.dumps({"name": spec.name,
+                                                   "break_even": spec.break_even}))
     print(f"study {spec.name}: {len(records)} runs in {out_dir}")
-    print(f"summary: {summary}")
-    for fig in figures:
-        print(f"figure: {fig}")
+    _report(records, out_dir, spec.break_even, plots)
     if failed is not None:
         print(f"privbandit: error: {failed}", file=sys.stderr)
         return 1
     return 0
+
+
+def _report(records, out_dir: Path, break_even, plots: bool) -> None:
+    """Write summary.csv, ledgers.json and the figures; the break-even epsilon last."""
+    from .summary import break_even_epsilon, summary_rows, write_ledgers, write_summary
+
+    print(f"summary: {write_summary(records, out_dir, break_even)}")
+    write_ledgers(records, out_dir)
+    value = None
+    if break_even is not None and records:
+        value = break_even_epsilon(summary_rows(records), *break_even)
+    for fig in (_figures(records, out_dir, break_even, value) if plots and records else []):
+        print(f"figure: {fig}")
+    if value is not None:
+        print(f"break_even_epsilon: {value:g}")
 
 
 def cmd_tradeoff(args) -> int:
@@ -142,16 +158,23 @@ def cmd_study_run(args) -> int:
 
 
 def cmd_study_plot(args) -> int:
-    from .summary import load_records, write_ledgers, write_summary
+    from .summary import load_records
 
     records = load_records(args.dir)
     if not records:
         raise ConfigError(f"results folder {str(args.dir)!r} holds no finished runs (runs/*.json)")
-    write_summary(records, args.dir)
-    write_ledgers(records, args.dir)
-    for fig in _figures(records, args.dir):
-        print(f"figure: {fig}")
+    _report(records, args.dir, _saved_break_even(args.dir), True)
     return 0
+
+
+def _saved_break_even(out_dir: Path) -> tuple[str, str] | None:
+    """The [break_even] labels the study that wrote `out_dir` asked for, if any."""
+    try:
+        saved = json.loads((Path(out_dir) / STUDY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    pair = saved.get("break_even") if isinstance(saved, dict) else None
+    return tuple(pair) if isinstance(pair, list) and len(pair) == 2 else None
 
 
 def cmd_study_algorithms(args) -> int:

@@ -6,7 +6,8 @@
 - `regret_vs_epsilon.png`: final regret against epsilon (log axis) per
   algorithm and calibration, non-private algorithms as horizontal lines;
 - `communication.png`: communicating rounds against rounds (mean over seeds);
-- `ledgers.png`: a table of the ledgers (budget, spent, units) per cell.
+- `ledgers.png`: cumulative epsilon spent over rounds by each party (ledger),
+  one panel per private algorithm, one colour per epsilon budget (first seed).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .summary import group_cells, max_epsilon_spent
+from .summary import group_cells
 
 PLOTS_MISSING = ("figures skipped: plotting needs matplotlib, which the 'plots' extra installs "
                  '(pip install "privbandit[plots]")')
@@ -76,7 +77,10 @@ def plot_regret_curves(records: list[dict[str, Any]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
+def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
+                           break_even: tuple[str, float] | None = None) -> Path:
+    """Final regret against epsilon; `break_even` = (label, epsilon) marks where that
+    private algorithm first reaches its baseline (inf: a note that it never does)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     series: dict[str, list[tuple[float, float, float]]] = {}
@@ -94,10 +98,22 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
         e, m, s = (np.array(v) for v in zip(*pts, strict=True))
         ax.errorbar(e, m, yerr=s, marker="o", capsize=3, label=name)
     ax.set_xscale("log")
+    low, high = ax.get_ylim()
+    if low > 0 and high / low > 10 or low <= 0 < high and series and _spread(series) > 10:
+        ax.set_yscale("log")  # regrets an order of magnitude apart stay readable
     eps_ticks = sorted({e for pts in series.values() for e, _, _ in pts})
     if eps_ticks:
         ax.set_xticks(eps_ticks, [f"{e:g}" for e in eps_ticks])
         ax.minorticks_off()
+    if break_even is not None:
+        label, value = break_even
+        if np.isfinite(value):
+            ax.axvline(value, color="black", linestyle=":")
+            ax.annotate(f" break-even epsilon of {label}: {value:g}", (value, 0.5),
+                        xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="center")
+        else:
+            ax.text(0.99, 0.97, f"{label} never reaches its baseline (break-even epsilon: inf)",
+                    transform=ax.transAxes, fontsize=8, ha="right", va="top")
     ax.set_xlabel("epsilon (log scale)")
     ax.set_ylabel("final cumulative regret")
     ax.set_title("Budget vs regret (mean ± 1 sd over seeds)")
@@ -105,6 +121,11 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path) -> Path:
     if series:
         ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+def _spread(series: dict[str, list[tuple[float, float, float]]]) -> float:
+    means = [m for pts in series.values() for _, m, _ in pts if m > 0]
+    return max(means) / min(means) if means else 1.0
 
 
 def plot_communication(records: list[dict[str, Any]], path: Path) -> Path:
@@ -131,38 +152,45 @@ def plot_communication(records: list[dict[str, Any]], path: Path) -> Path:
 
 
 def plot_ledgers(records: list[dict[str, Any]], path: Path) -> Path:
+    """Cumulative epsilon spent over rounds by every party's ledger (first seed of a cell)."""
     plt = _pyplot()
-    rows = []
+    panels: dict[str, list[tuple[float, dict[str, list]]]] = {}
     for (label, _, cell), group in group_cells(records).items():
-        ledgers = group[0].get("ledgers", [])
-        if not ledgers:
-            continue
-        budget = max(led.get("epsilon_budget", 0.0) for led in ledgers)
-        delta = max(led.get("delta_budget", 0.0) for led in ledgers)
-        spent = max(max_epsilon_spent(r) for r in group)
-        rows.append([_name(label, cell, skip=()), f"{len(ledgers)}", f"{budget:.3g}",
-                     f"{delta:.2g}", f"{spent:.4g}", ledgers[0].get("accountant", "")])
-    fig, ax = plt.subplots(figsize=(12, 0.32 * len(rows) + 1.2))
-    ax.axis("off")
-    if rows:
-        table = ax.table(cellText=rows, loc="center", cellLoc="left", colWidths=[
-            0.46, 0.07, 0.11, 0.07, 0.14, 0.15], colLabels=[
-            "run cell", "ledgers", "epsilon budget", "delta", "max epsilon spent", "accountant"])
-        table.auto_set_font_size(False)
-        table.set_fontsize(8)
-        table.scale(1, 1.3)
-    else:
-        ax.text(0.5, 0.5, "no ledgers (no private algorithm in this study)", ha="center")
-    ax.set_title("Privacy ledgers (largest over the run's protected units)")
+        trace = group[0].get("ledger_trace") or {}
+        if trace:
+            panels.setdefault(label, []).append((dict(cell).get("epsilon", 0.0), trace))
+    cols = max(1, min(2, len(panels)))
+    fig, axes = plt.subplots(-(-max(len(panels), 1) // cols), cols, squeeze=False,
+                             figsize=(6.0 * cols, 4.0 * -(-max(len(panels), 1) // cols)))
+    horizon = max((r.get("horizon", 1) for r in records), default=1)
+    for ax, (label, cells) in zip(axes.flat, panels.items(), strict=False):
+        colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, len(cells)))
+        for (eps, trace), color in zip(sorted(cells, key=lambda c: c[0]), colors, strict=True):
+            for i, points in enumerate(trace.values()):
+                steps = np.asarray(points + [[horizon - 1, points[-1][1]]], dtype=float)
+                ax.step(steps[:, 0] + 1, steps[:, 1], where="post", color=color, alpha=0.6,
+                        lw=1, label=f"epsilon = {eps:g}" if i == 0 else None)
+        ax.set_title(f"{label}: one line per party")
+        ax.set_xlabel("round")
+        ax.set_ylabel("cumulative epsilon spent")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    if not panels:
+        axes.flat[0].text(0.5, 0.5, "no ledgers (no private algorithm in this study)",
+                          ha="center", transform=axes.flat[0].transAxes)
+    for ax in list(axes.flat)[max(len(panels), 1):]:
+        ax.axis("off")
+    fig.suptitle("Privacy spent over rounds, per party")
     return _save(fig, path)
 
 
-def plot_all(records: list[dict[str, Any]], out_dir: str | Path) -> list[Path]:
+def plot_all(records: list[dict[str, Any]], out_dir: str | Path,
+             break_even: tuple[str, float] | None = None) -> list[Path]:
     """Write every figure into `out_dir`; return their paths."""
     out = Path(out_dir)
     return [
         plot_regret_curves(records, out / "regret_curves.png"),
-        plot_regret_vs_epsilon(records, out / "regret_vs_epsilon.png"),
+        plot_regret_vs_epsilon(records, out / "regret_vs_epsilon.png", break_even),
         plot_communication(records, out / "communication.png"),
         plot_ledgers(records, out / "ledgers.png"),
     ]

@@ -21,6 +21,10 @@ A study file looks like::
     epsilon = [0.5, 1, 2]
     calibration = ["tight", "paper"]
 
+    [break_even]              # optional: where a private algorithm pays its way
+    private = "CDP-FCLUB-DC"  # a private algorithm's label (with an epsilon grid)
+    baseline = "alone"        # the label of a single-cell algorithm to beat
+
 Every key is validated on load against the registry's declarations
 (`privbandit.schema`): [algorithm.params] and [algorithm.grid] against the
 algorithm's parameters, [environment] against the keys some algorithm of the
@@ -51,7 +55,9 @@ from ..errors import ConfigError, config_error
 from ..registry import AlgorithmEntry, get_algorithm
 from ..schema import by_name, check_table, fill, unknown_key
 
-_TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm"}
+_TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm",
+             "break_even"}
+_BREAK_EVEN_KEYS = {"private", "baseline"}
 _ALG_KEYS = {"name", "label", "preset", "params", "grid"}
 
 
@@ -122,6 +128,7 @@ class StudySpec:
     max_points: int
     environment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
+    break_even: tuple[str, str] | None = None  # (private label, baseline label)
 
     def with_overrides(self, base_seed: int | None = None,
                        horizon: int | None = None) -> StudySpec:
@@ -193,7 +200,31 @@ def study_from_dict(raw: dict[str, Any]) -> StudySpec:
     labels = [a.label for a in specs]
     if len(set(labels)) != len(labels):
         raise config_error("algorithm.label", labels, "distinct labels (set `label`)")
-    return StudySpec(name, horizon, seeds, base_seed, max_points, environment, specs)
+    break_even = _break_even(raw.get("break_even"), specs)
+    return StudySpec(name, horizon, seeds, base_seed, max_points, environment, specs, break_even)
+
+
+def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> tuple[str, str] | None:
+    """[break_even] private = label, baseline = label: both labels of this study, the
+    first a private algorithm with an epsilon grid, the second a single cell."""
+    if raw is None:
+        return None
+    table = _table("break_even", raw)
+    for key in table:
+        if key not in _BREAK_EVEN_KEYS:
+            raise unknown_key(key, "[break_even]", _BREAK_EVEN_KEYS)
+    by_label = {a.label: a for a in specs}
+    private, baseline = table.get("private"), table.get("baseline")
+    alg = by_label.get(private)
+    if alg is None or not get_algorithm(alg.name).private or "epsilon" not in alg.grid:
+        choices = [a.label for a in specs if get_algorithm(a.name).private and "epsilon" in a.grid]
+        raise config_error("break_even.private", private,
+                           f"the label of a private algorithm with an epsilon grid: {choices}")
+    base = by_label.get(baseline)
+    if base is None or base.grid:
+        raise config_error("break_even.baseline", baseline, "the label of an algorithm "
+                           f"without a grid: {[a.label for a in specs if not a.grid]}")
+    return private, baseline
 
 
 def _entry(i: int, raw: Any) -> AlgorithmEntry:

@@ -8,8 +8,8 @@ from privbandit.registry import algorithms, get_algorithm
 from privbandit.studies.command import default_study_text
 from privbandit.studies.spec import parse_study
 
-NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "club-per-server", "sclub-per-server",
-         "linucb-per-user", "homo", "homo-dc")
+NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
+         "sclub-per-server", "linucb-per-user", "homo", "homo-dc")
 ENV = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
 
 
@@ -25,8 +25,9 @@ def test_every_name_is_registered_with_its_privacy_flags():
     for name in NAMES:
         entry = registered[name]
         assert entry in ENTRIES
-        assert entry.private == entry.needs_delta == (name == "cdp-fclub-dc")
-        assert entry.calibrations == (("tight", "paper") if entry.private else ())
+        assert entry.private == entry.needs_delta == name.startswith("cdp-")
+        assert entry.calibrations == (("tight", "paper") if name == "cdp-fclub-dc" else ())
+        assert entry.defaults.get("delta", 1e-5) == 1e-5  # deployment default
     assert registered["fclub-dc"].defaults["upload_threshold"] == 1.01
 
 
@@ -36,8 +37,10 @@ def test_each_algorithm_runs_and_reports(name):
     result = run_algorithm(name, config(name), seed)
     assert result.horizon == 120 and result.algorithm == name
     assert np.all(result.regret >= -1e-12)
-    if name == "cdp-fclub-dc":
-        assert "(2, 1e-05, L=2, m=2)-CDP" in result.privacy.summary  # the deployment delta
+    if name == "cdp-fclub-dc+":
+        assert result.privacy.summary.startswith("(2, 1e-05)-DP for one observation")
+    elif name == "cdp-fclub-dc":
+        assert "(2, 1e-05, L=2, m=2)-CDP" in result.privacy.summary
         assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9
                                       for led in result.ledgers)
     else:
@@ -88,11 +91,13 @@ def test_bad_environment_and_parameters_are_named():
                       seed)
 
 
-def test_default_tradeoff_study_uses_these_entries():
+def test_default_tradeoff_study_compares_guarded_paper_plain_and_alone():
     spec = parse_study(default_study_text(), "default_tradeoff.toml")
     runs = spec.runs()
-    names = {run.algorithm for run in runs}
-    assert names == {"fclub-dc", "cdp-fclub-dc"}
-    private = [run for run in runs if run.algorithm == "cdp-fclub-dc"]
-    assert {run.cell["calibration"] for run in private} == {"tight", "paper"}
-    assert len(runs) == 33
+    assert {run.algorithm for run in runs} == {"club-per-server", "fclub-dc", "cdp-fclub-dc",
+                                               "cdp-fclub-dc+"}
+    private = [run for run in runs if run.algorithm.startswith("cdp-")]
+    assert {run.cell["epsilon"] for run in private} == {0.5, 1, 2, 4, 8, 16}
+    assert {run.config()["delta"] for run in private} == {1e-5}
+    assert spec.break_even == ("CDP-FCLUB-DC+", "alone")
+    assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 2 * 6)

@@ -33,7 +33,7 @@ def test_study_run_writes_summary_ledgers_and_plots(study_file, tmp_path, capsys
     assert main(["study", "run", str(study_file), "--out", str(out), "--workers", "1"]) == 0
     assert len(list((out / "runs").glob("*.json"))) == 10
     header = (out / "summary.csv").read_text().splitlines()[0]
-    assert header.startswith("label,algorithm,epsilon,delta,calibration")
+    assert header.startswith("algorithm,epsilon,delta,regret_mean,regret_sd,seeds,cluster_error")
     assert len(json.loads((out / "ledgers.json").read_text())) == 10
     for name in ("regret_curves", "regret_vs_epsilon", "communication", "ledgers"):
         assert (out / f"{name}.png").stat().st_size > 1000

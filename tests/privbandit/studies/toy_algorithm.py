@@ -26,6 +26,7 @@ def run_toy(config, seed):
     scale = 1.0 if eps is None else 1.0 + 1.0 / eps
     if config.get("calibration") == "paper":
         scale *= 2.0
+    scale *= config.get("scale", 1.0)
     regret = rng.random(horizon) * scale / np.sqrt(np.arange(1, horizon + 1))
     ledgers = []
     if eps is not None:
@@ -37,7 +38,8 @@ def run_toy(config, seed):
 
 
 PARAMS = (Param("sleep", float, 0.0, "seconds to sleep", range="[0, inf)"),
-          Param("fail_seeds", list, [], "seed indices that raise"))
+          Param("fail_seeds", list, [], "seed indices that raise"),
+          Param("scale", float, 1.0, "factor on the regret", range="(0, inf)"))
 TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"),
                      params=PARAMS)
 TOY_PLAIN = AlgorithmEntry("toy-plain", run_toy, params=PARAMS)
