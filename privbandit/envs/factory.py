@@ -63,8 +63,8 @@ def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Envi
     if "path" not in s:
         raise config_error("environment.path", None, "the path of a ratings file")
     return ratings_environment(
-        s["path"], rng, format=s.get("format"), top_users=s.get("top_users", 1000),
-        top_items=s.get("top_items", 1000), dim=s.get("dim", 20), n_users=s.get("users", 40),
+        s["path"], rng, format=s.get("format"), top_users=s.get("top_users"),
+        top_items=s.get("top_items"), dim=s.get("dim", 20), n_users=s.get("users", 40),
         n_clusters=s.get("clusters", 10), items_per_round=s.get("items", 200),
         list_len=s.get("list_len"),
     )

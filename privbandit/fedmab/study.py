@@ -4,7 +4,8 @@ Environment settings (`[environment]` of a study): `agents` (M, default 50),
 `arms` (K, default 100), `heterogeneous` (default false), and for the graph
 algorithms `graph` ("fully-connected", "star", "ring", "random"; default
 "ring"), `edge_prob` (random graphs, default 0.1) and `components` (HDP-MAB:
-the agents are split into this many equal rings, default 10).  Parameters:
+the agents are split into this many equal rings of >= 3 agents; default
+min(10, agents // 3)).  Parameters:
 `participation` and `rounds` (CDP-MAB), `rounds` (DDP/HDP-MAB), costs.
 The environment's stream and the algorithm's stream are the first and second
 children of the run's seed, so every algorithm of a seed index sees the same
@@ -65,9 +66,14 @@ def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
 
 def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, _, settings = _setup(config, seed)
-    q = settings.get("components", 10)
+    # the default fits the agents: rings need >= 3 agents each, so at most agents // 3
+    q = settings.get("components", max(1, min(10, env.n_users // 3)))
+    if env.n_users < 3:
+        raise config_error("environment.agents", env.n_users, "an integer >= 3 for hdp-mab "
+                           "(its components are rings of >= 3 agents)")
     if isinstance(q, bool) or not isinstance(q, int) or not 1 <= q <= env.n_users // 3:
-        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}]")
+        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}] "
+                           f"(rings of >= 3 of the {env.n_users} agents)")
     sizes = [env.n_users // q + (i < env.n_users % q) for i in range(q)]
     graph = disjoint_union([ring(s) for s in sizes])
     alg = HDPMAB(config["epsilon"], config["horizon"], graph, rounds=config.get("rounds"),

@@ -68,17 +68,32 @@ def default_study_text() -> str:
     return resources.files("privbandit.studies").joinpath(DEFAULT_STUDY).read_text(encoding="utf-8")
 
 
-def _load(file: Path | None, seed: int | None, horizon: int | None):
-    from .spec import load_study, parse_study, study_from_dict
+def _study_text(file: Path) -> str:
+    """The study file's text, or a one-line error naming the file (unreadable, binary)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"study file {str(file)!r} cannot be read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"study file {str(file)!r} is not UTF-8 text (a binary file?): "
+                          f"{exc.reason} at byte {exc.start}") from None
 
-    spec = parse_study(default_study_text(), DEFAULT_STUDY) if file is None else load_study(file)
+
+def _load(file: Path | None, seed: int | None, horizon: int | None):
+    from .spec import parse_study, study_from_dict
+
+    text, source = (default_study_text(), DEFAULT_STUDY) if file is None else (
+        _study_text(file), str(file))
+    spec = parse_study(text, source)
     if seed is None and horizon is None:
         return spec
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover
         import tomli as tomllib
-    raw: dict[str, Any] = tomllib.loads(default_study_text() if file is None else file.read_text())
+    raw: dict[str, Any] = tomllib.loads(text)
     if seed is not None:
         raw["base_seed"] = seed
     if horizon is not None:
