@@ -1,72 +1,80 @@
-"""CDP-FedC3UCB-H at epsilon in {1, 4, 16} beside the non-private FedC3UCB-H, seed 001's setting.
+"""Private federated cascading bandits against agents that go alone (FedInd), seed 001's setting.
 
-|U| = 40, J = 10, d = 20, 200 items per round, K = 4, T = 10^6, 3 seeds;
-each agent's budget (epsilon, delta = 1e-6) covers one observation (one
-round's examined items and click) of that agent, spent by its tree
-privatizer (tight calibration by default; --calibration paper for seed 000's
-node formula).  Runs are study runs kept under --out; the non-private runs
-have the same keys as those of examples/cascade_synthetic.py, so with the
-same --out they are reused.
+At delta = 1e-5, the guarded CDP-FedC3UCB-H+ (each agent learns from its own
+data as FedInd does and acts on the tighter of its own bound and a private
+federated one built from its cluster mates' noisy continual releases) is
+compared with FedInd, and at T = 131,071 also with the paper-style
+CDP-FedC3UCB-H (tree-privatized uploads at the paper's trigger times), on
+|U| = 40 agents in J = 10 clusters, d = 20, 200 items per round, K = 4, for
+each horizon (default: 131,071 and 10^6), 5 paired seeds.
 
-Usage: python examples/cascade_private.py [--horizon 1000000] [--seeds 3]
-       [--epsilons 1 4 16] [--calibration tight] [--workers 2] [--out cascade_results]
+Prints, per horizon, mean (sd) final regret per epsilon, its ratio to FedInd
+and the final cluster error, then `key: value` lines:
+`fedind_regret_T<T>`, `guarded_over_fedind_max_T<T>` (target <= 1 at every
+epsilon >= 0.5), `guarded_rise_over_sd_T<T>`, `break_even_epsilon_T<T>` and
+`paper_over_fedind_eps<e>_T<T>`.  Draws `cascade_break_even.png`.
+
+Usage: python examples/cascade_private.py [--horizons 131071 1000000] [--seeds 5]
+       [--epsilons 0.5 1 4] [--workers 2] [--out cascade_results] [--smoke]
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-import numpy as np
+from break_even import figures, plot
 
 from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
+from privbandit.studies.summary import summary_rows
 
 SETTING = {"n_users": 40, "dim": 20, "n_items": 200, "list_len": 4, "n_clusters": 10}
-BASE_SEED = 2024  # as in cascade_synthetic.py: same worlds, reusable non-private runs
-DELTA = 1e-6
+BASE_SEED = 2024  # as in cascade_synthetic.py: the same worlds
+EPSILONS = {131_071: [0.5, 1, 4, 16], 1_000_000: [0.5, 1, 4]}
+PAPER_EPSILONS = {131_071: [1, 16]}
+GUARDED, FEDIND, PAPER = "CDP-FedC3UCB-H+", "FedInd", "CDP-FedC3UCB-H"
+
+
+def algorithms(horizon: int, epsilons: list[float]) -> list[dict]:
+    out = [{"name": "fedind", "label": FEDIND},
+           {"name": "cdp-fedc3ucb-h+", "label": GUARDED, "grid": {"epsilon": epsilons}}]
+    if horizon in PAPER_EPSILONS:
+        out.append({"name": "cdp-fedc3ucb-h", "label": PAPER,
+                    "grid": {"epsilon": PAPER_EPSILONS[horizon]}})
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--horizon", type=int, default=1_000_000)
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0, 16.0])
-    parser.add_argument("--calibration", choices=("tight", "paper"), default="tight")
+    parser.add_argument("--horizons", type=int, nargs="+", default=sorted(EPSILONS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=None,
+                        help="the guarded algorithm's grid at every horizon")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("cascade_results"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (T = 2000, 2 seeds)")
     args = parser.parse_args()
-    spec = study_from_dict({
-        "name": "cascade-cdp", "horizon": args.horizon, "seeds": args.seeds,
-        "base_seed": BASE_SEED, "max_points": 400, "environment": SETTING,
-        "algorithm": [
-            {"name": "fedc3ucb-h"},
-            {"name": "cdp-fedc3ucb-h", "params": {"delta": DELTA},
-             "grid": {"epsilon": args.epsilons, "calibration": [args.calibration]}},
-        ],
-    })
-    records = run_study(spec, args.out, workers=args.workers).records
-    rows: dict[str, list[dict]] = {}
-    for rec in records:
-        eps = rec["run"]["cell"].get("epsilon")
-        rows.setdefault("non-private" if eps is None else f"eps = {eps:g}", []).append(rec)
-    print(f"\n== CDP-FedC3UCB-H, J = 10, delta = {DELTA:g}, calibration = {args.calibration}; "
-          f"mean (sd) over seeds ==")
-    print(f"{'budget':12s} {'regret':>20s} {'comm':>14s} {'final cluster err':>18s} {'sigma':>8s}")
-    order = ["non-private"] + [f"eps = {e:g}" for e in sorted(args.epsilons)]
-    for key in order:
-        recs = rows[key]
-        reg = np.array([r["final_regret"] for r in recs])
-        com = np.array([r["comm"]["rounds"] for r in recs])
-        err = np.array([r["cluster_error"][-1] for r in recs])
-        sigma = recs[0]["privacy"]["details"].get("sigma")
-        sd = reg.std(ddof=1) if reg.size > 1 else 0.0
-        sigma_s = f"{sigma:8.2f}" if sigma is not None else f"{'-':>8s}"
-        print(f"{key:12s} {reg.mean():12.1f} ({sd:6.1f}) {com.mean():8.1f} ({com.std():4.1f})"
-              f" {err.mean():18.3f} {sigma_s}")
-    for key in order[1:]:
-        spent = [led["epsilon_spent"] for r in rows[key] for led in r["ledgers"]]
-        print(f"{key}: {len(spent)} agent ledgers (40 per run), epsilon spent "
-              f"{min(spent):.4f}..{max(spent):.4f}, one release each")
+    setting = dict(SETTING)
+    if args.smoke:
+        args.horizons, args.seeds, args.epsilons, args.workers = [2000], 2, [1.0, 8.0], 1
+        setting.update(n_users=8, n_clusters=2, dim=5, n_items=20)
+    found: dict[str, float] = {}
+    per_horizon = {}
+    for horizon in args.horizons:
+        eps = args.epsilons or EPSILONS.get(horizon, EPSILONS[131_071])
+        spec = study_from_dict({
+            "name": f"cascade-break-even-T{horizon}", "horizon": horizon, "seeds": args.seeds,
+            "base_seed": BASE_SEED, "max_points": 300, "environment": setting,
+            "algorithm": algorithms(horizon, eps)})
+        records = run_study(spec, args.out / spec.name, workers=args.workers,
+                            progress=True).records
+        per_horizon[horizon] = rows = summary_rows(records)
+        found.update(figures(rows, horizon, GUARDED, FEDIND, PAPER))
+    if not args.smoke:
+        path = args.out / "cascade_break_even.png"
+        print(f"wrote {plot(per_horizon, found, path, GUARDED, FEDIND)}")
+    for key, value in found.items():
+        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 
 
 if __name__ == "__main__":

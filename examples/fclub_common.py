@@ -2,7 +2,7 @@
 
 The setting is the authors' public code's (notes/seed-clarifications.md, seed
 000): d = 10, m = 4 clusters, 20 users, 5 local servers, 10 fresh items per
-round, alpha = 1.5, alpha2 = 2, U = D = 1.01, epsilon = 1, delta = 0.1.  Every
+round, alpha = 1.5, alpha2 = 2, U = D = 1.01.  Every
 run is a study run (`privbandit.studies`): finished runs are kept under the
 results folder and skipped when a script is run again.
 """

@@ -26,7 +26,7 @@ from privbandit.accounting.validation import as_array, check_count, check_positi
 
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError
-from .samplers import FAST, resolve_sampler
+from .samplers import resolve_sampler
 
 PAD = -1
 
@@ -76,9 +76,10 @@ class KAnonymousAggregator:
     With `laplace_epsilon`, rewards are clipped to (or, with
     out_of_bounds="reject", must lie in) `reward_bounds` = (lo, hi) and every
     group sum gets independent Laplace noise of scale (hi - lo) / epsilon from
-    `sampler` (default: the fast NumPy sampler `samplers.FAST`, as this is a
-    simulation-facing mechanism; pass `OpenDPSampler()` for exact noise, whose
-    grid slack is added to the sensitivity and the scale).
+    `sampler` (default: the float-safe grid sampler `samplers.GRID`, as for
+    every mechanism; `samplers.FAST` for a faster simulation that is not
+    floating-point safe, `OpenDPSampler()` for OpenDP's exact noise; a grid's
+    slack is added to the sensitivity and the scale).
 
     Privacy guarantee
     -----------------
@@ -132,8 +133,7 @@ class KAnonymousAggregator:
             if self._bounds is None:
                 raise invalid("reward_bounds", None,
                               "a (lo, hi) pair with lo < hi when laplace_epsilon is set")
-        # Simulation-facing: the fast sampler unless the caller asks for the exact one.
-        self._sampler = FAST if sampler is None else resolve_sampler(sampler)
+        self._sampler = resolve_sampler(sampler)  # None: the float-safe default
         self._event = self._make_event()
 
     def _make_event(self) -> PrivacyEvent:

@@ -2,10 +2,11 @@
 
 `DEFAULT_SAMPLER` is the sampler every private algorithm of privbandit draws
 its noise from unless told otherwise -- one constant, so switching every
-family to another default is one line here.  Today it is the fast NumPy
-float sampler (`mechanisms.samplers.FAST`): for simulation, reproducible
-from a seed, NOT floating-point safe, and every privacy statement then says
-so (`float_safe=False`).
+family to another default is one line here.  It is the float-safe grid
+sampler (`mechanisms.samplers.GRID`): what a deployment would use, seedable
+(same seed, same numbers), and its privacy statements say `float_safe=True`.
+Pass `sampler="fast"` for the NumPy float sampler (faster simulation, NOT
+floating-point safe; statements then say `float_safe=False`).
 
 Algorithms take one `sampler` argument: a `Sampler`, or a name of
 `SAMPLERS` (what a study file can spell), or None for the mechanisms' own
@@ -18,7 +19,7 @@ from privbandit.mechanisms.samplers import Sampler
 
 from .errors import config_error
 
-DEFAULT_SAMPLER: Sampler = samplers.FAST
+DEFAULT_SAMPLER: Sampler = samplers.GRID
 
 # name -> sampler, for study files; "grid" only where the mechanisms layer offers one
 SAMPLERS: dict[str, Sampler] = {

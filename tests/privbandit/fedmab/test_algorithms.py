@@ -163,7 +163,10 @@ def test_exact_sampler_run_charges_epsilon_per_agent():
     run = CDPMAB(1.0, 3000, sampler="exact").simulate(small_env(m=3, k=4),
                                                       np.random.default_rng(0))
     assert run.result.params["sampler"] == "exact" and run.result.privacy.float_safe
-    fast = CDPMAB(1.0, 3000).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    grid = CDPMAB(1.0, 3000).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    assert grid.result.params["sampler"] == "grid" and grid.result.privacy.float_safe
+    fast = CDPMAB(1.0, 3000, sampler="fast").simulate(small_env(m=3, k=4),
+                                                      np.random.default_rng(0))
     assert fast.result.params["sampler"] == "fast" and fast.result.privacy.float_safe is False
     assert run.result.privacy.details["per_agent_epsilon"] == pytest.approx([1.0] * 3)
 
