@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -194,3 +195,11 @@ def test_every_row_is_documented_and_every_documented_row_is_tested():
         "ratings-top-users", "hdp-mab-default-components", "cli-busy-folder",
         "cli-plot-mixed-horizons", "cli-killed-study"}
     assert documented == tested
+
+
+def test_audit_without_diffprivlib_keeps_the_opendp_cases_and_says_why(monkeypatch):
+    from privbandit.audits.cases import diffprivlib_missing, foreign_cases
+
+    monkeypatch.setitem(sys.modules, "diffprivlib", None)  # as if not installed
+    assert "pip install \"privbandit[audit]\"" in diffprivlib_missing()
+    assert [c.name.split()[0] for c in foreign_cases()] == ["opendp"] * 3
