@@ -24,6 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from privbandit.registry import algorithms
 from privbandit.studies import run_study, study_from_dict
 from privbandit.studies.runner import local_pool
 
@@ -92,7 +93,7 @@ def dask_times(spec, repeats: int) -> dict[str, tuple[float, list]]:
     with LocalCluster(n_workers=1, **kw) as c1, Client(c1) as one, \
             LocalCluster(n_workers=2, **kw) as c2, Client(c2) as two:
         for client in (one, two):
-            client.run(lambda: None)  # workers up before the clock starts
+            client.run(algorithms)  # workers up, the algorithms imported, before the clock
         return best_of(spec, {"dask_1": one.get_executor(), "dask_2": two.get_executor()},
                        repeats)
 

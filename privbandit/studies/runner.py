@@ -249,6 +249,10 @@ def _run_locked(spec, out_dir, executor, workers, progress, on_record) -> StudyO
         pool = executor or local_pool(workers)
         try:
             _map_runs(pool, pending, spec.max_points, runs_dir, outcome, progress, on_record)
+        except BaseException:  # Ctrl-C or a signal turned exception: do not wait for the runs
+            if own:
+                _terminate_workers(pool)
+            raise
         finally:
             if own:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -257,6 +261,12 @@ def _run_locked(spec, out_dir, executor, workers, progress, on_record) -> StudyO
         lines = "; ".join(f"{rid}: {msg}" for rid, msg in outcome.failed[:5])
         raise StudyError(f"{len(outcome.failed)} run(s) failed (finished runs kept): {lines}")
     return outcome
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's workers now (SIGTERM); the executor has no public way before 3.14."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _map_runs(pool, pending, max_points, runs_dir, outcome, progress, on_record) -> None:

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -15,25 +14,15 @@ from privbandit.studies import parse_study, run_study
 from privbandit.studies.runner import folder_lock, worker_threads
 
 from . import toy_algorithm  # noqa: F401
+from .test_runner import study
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PRIVBANDIT_ALGORITHMS": "tests.privbandit.studies.toy_algorithm"}
 
 
-def study_text(sleep: float, seeds: int = 4, extra: str = "") -> str:
-    return textwrap.dedent(f"""
-        name = "p"
-        horizon = 20
-        seeds = {seeds}
-        max_points = 5
-        [[algorithm]]
-        name = "toy"
-        [algorithm.params]
-        sleep = {sleep}
-        {extra}
-        [algorithm.grid]
-        epsilon = [1, 2]
-    """)
+def study_text(sleep: float, seeds: int = 2, extra: str = "") -> str:
+    """The runner tests' study (6 grid cells of the toy algorithm), each run sleeping."""
+    return study(f"sleep = {sleep}\n{extra}", seeds)
 
 
 def start_study(tmp_path: Path, out: Path, sleep: float, workers: int = 2) -> subprocess.Popen:
@@ -66,7 +55,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_no_worker_outlives_a_killed_study(tmp_path, sig):
     child = start_study(tmp_path, tmp_path / "out", sleep=30.0)
     deadline = time.time() + 30
@@ -75,8 +64,9 @@ def test_no_worker_outlives_a_killed_study(tmp_path, sig):
         time.sleep(0.05)
         workers = children(child.pid)
     assert len(workers) == 2
-    os.kill(child.pid, sig)
-    child.communicate()
+    os.kill(child.pid, sig)  # the parent alone, as a process manager would
+    child.communicate(timeout=20)  # SIGINT: the study stops its runs and exits 130
+    assert child.returncode == {signal.SIGINT: 130}.get(sig, -sig)
     deadline = time.time() + 10
     while any(map(alive, workers)) and time.time() < deadline:
         time.sleep(0.1)
@@ -95,7 +85,7 @@ def test_a_second_study_on_a_busy_folder_is_refused_and_no_run_is_lost(tmp_path)
     assert "is in use by another privbandit process" in err and err.count("\n") == 1
     assert first.wait(timeout=120) == 0
     runs = sorted(p.name for p in (out / "runs").glob("*.json"))
-    assert len(runs) == len(set(runs)) == 8
+    assert len(runs) == len(set(runs)) == 12
     with folder_lock(out):  # the lock was released with the process
         pass
 
