@@ -64,21 +64,33 @@ def worker_threads() -> int | None:
     return None if any(v in os.environ for v in THREAD_VARIABLES) else 1
 
 
-def _init_worker(parent: int, threads: int | None) -> None:
-    """Pool worker start-up: limit BLAS threads, and exit when `parent` is gone.
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user (a reused pid)
+        return True
+    return True
+
+
+def _init_worker(owner: int, threads: int | None) -> None:
+    """Pool worker start-up: limit BLAS threads, and exit when `owner` is gone.
 
     Several workers each running a BLAS with one thread per core oversubscribe
-    the machine; and a worker whose parent was killed (SIGKILL leaves no
+    the machine; and a worker whose owner was killed (SIGKILL leaves no
     chance to clean up) would otherwise run on.  The watch is a daemon thread
-    polling the parent's pid twice a second.
+    that, twice a second, checks the owner (the process that made the pool)
+    and the worker's own parent (the owner, or a fork server that ends with it).
     """
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=threads)
+    parent = os.getppid()
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == parent and _alive(owner):
             time.sleep(_PARENT_POLL_SECONDS)
         os._exit(1)
 
