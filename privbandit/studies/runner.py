@@ -65,13 +65,20 @@ def worker_threads() -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process `pid` runs: a zombie (dead, not yet reaped by its parent) does not."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
         return False
-    except PermissionError:  # exists, owned by another user (a reused pid)
+    except OSError:  # no /proc (not Linux): signal 0 tells at least whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
         return True
-    return True
 
 
 def _init_worker(owner: int, threads: int | None) -> None:
@@ -80,8 +87,9 @@ def _init_worker(owner: int, threads: int | None) -> None:
     Several workers each running a BLAS with one thread per core oversubscribe
     the machine; and a worker whose owner was killed (SIGKILL leaves no
     chance to clean up) would otherwise run on.  The watch is a daemon thread
-    that, twice a second, checks the owner (the process that made the pool)
-    and the worker's own parent (the owner, or a fork server that ends with it).
+    that, twice a second, checks the owner (the process that made the pool;
+    it may already be dead when this runs) and the worker's own parent (the
+    owner, or a fork server that ends with it).
     """
     if threads is not None:
         from threadpoolctl import threadpool_limits

@@ -133,3 +133,13 @@ def test_worker_threads_default_one_unless_the_user_chose(monkeypatch):
     monkeypatch.setenv("PRIVBANDIT_WORKER_THREADS", "two")
     with pytest.raises(ValueError, match="PRIVBANDIT_WORKER_THREADS must be an integer >= 1"):
         worker_threads()
+
+
+def test_a_dead_but_unreaped_owner_counts_as_dead():
+    from privbandit.studies.runner import _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 10
+    while _alive(child.pid) and time.time() < deadline:  # exited, not yet reaped: a zombie
+        time.sleep(0.05)
+    assert not _alive(child.pid) and child.poll() == 0 and _alive(os.getpid())
