@@ -39,7 +39,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10**5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 2000
     means = clustered_means(N, K, U, np.random.default_rng(args.seed))
     env = AnonymousBanditEnv(means, C)
     algorithms = {

@@ -22,7 +22,7 @@ import numpy as np
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import LaplaceEvent, NotDifferentiallyPrivate, PrivacyEvent
 from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import as_array, check_count, check_positive
 
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError
@@ -34,7 +34,7 @@ RewardSource = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarra
 
 
 def _int_array(name: str, value: object, min_ndim: int) -> np.ndarray:
-    a = np.asarray(value)
+    a = as_array(name, value)
     if a.size == 0 and a.dtype.kind == "f":
         a = a.astype(np.int64)
     if a.dtype.kind not in "iu" or a.ndim < min_ndim:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from privbandit.accounting.events import NotDifferentiallyPrivate
+from privbandit.accounting.validation import as_array
 
 from ._checks import check_rng
 from .errors import MaskError, ShapeError
@@ -78,7 +79,7 @@ def _check_widths(widths: object, dim: int | None = None) -> tuple[int, ...]:
 
 
 def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
-    x = np.asarray(contexts)
+    x = as_array(f"contexts of {party}", contexts)
     if x.dtype.kind not in "iuf":
         raise ShapeError(f"contexts of {party} must be real numbers; got dtype {x.dtype}")
     if x.ndim < 1 or x.shape[-1] != width:
@@ -111,7 +112,7 @@ class PartyMask:
     party: int = 0
 
     def __post_init__(self) -> None:
-        b = np.asarray(self.block)
+        b = as_array("block", self.block)
         if b.ndim != 2 or b.shape[1] < 1 or b.shape[0] < b.shape[1]:
             raise ShapeError(
                 f"block must be a d x d_j matrix with d >= d_j >= 1; got shape {b.shape}"
@@ -166,7 +167,7 @@ class OrthogonalMask:
     _parties: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        q = np.asarray(self.q)
+        q = as_array("q", self.q)
         if q.ndim != 2 or q.shape[0] != q.shape[1] or q.shape[0] < 1:
             raise ShapeError(f"q must be a square d x d matrix; got shape {q.shape}")
         _check_orthonormal("q", q, "be orthogonal", "Q")
@@ -256,7 +257,11 @@ def sum_masked(parts: "list | tuple") -> np.ndarray:
     """The active party's step: add the parties' masked parts into Q x."""
     if not isinstance(parts, (list, tuple)) or not parts:
         raise ShapeError(f"parts must be a non-empty list of masked arrays; got {parts!r}")
-    arrays = [np.asarray(p, dtype=np.float64) for p in parts]
+    arrays = [as_array(f"parts[{j}]", p) for j, p in enumerate(parts)]
+    kinds = {a.dtype for a in arrays if a.dtype.kind not in "iuf"}
+    if kinds:
+        raise ShapeError(f"parts must hold real numbers; got dtype {sorted(map(str, kinds))}")
+    arrays = [a.astype(np.float64, copy=False) for a in arrays]
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
         raise ShapeError(

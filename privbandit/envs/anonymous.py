@@ -28,6 +28,7 @@ from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import ShapeError, config_error
 from ..privacy import DEFAULT_SAMPLER, resolve_sampler
+from ..validation import real_array
 from .base import ContextFreeRounds, Environment, Outcome
 
 REWARDS = ("bernoulli", "gaussian")
@@ -63,7 +64,7 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         reward_bounds: tuple[float, float] = (0.0, 1.0),
         sampler: Sampler | str | None = DEFAULT_SAMPLER,
     ) -> None:
-        means = np.array(means, dtype=np.float64)
+        means = real_array("means", means)
         if means.ndim != 2 or 0 in means.shape:
             raise ShapeError(f"means must be a non-empty (N, K) array; got shape {means.shape}")
         if not np.all((means >= 0) & (means <= 1)):

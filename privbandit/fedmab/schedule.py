@@ -2,7 +2,7 @@
 
 The structure is the paper's (Li & Song, Alg. 1 lines 3-5 and Sec. IV-B); its
 copy lost the equations, so the constants below are privbandit's derivation
-(`shared/notes/federated-mab-formulas.md`), not the paper's:
+(docs/fedmab.md, "Constants"), not the paper's:
 
 - confidence level beta_r = 1 / (4 K r^2 T), L_r = ln(2 / beta_r);
 - sampling radius sqrt(L_r / (2 N S)): Hoeffding over the N*S rewards behind

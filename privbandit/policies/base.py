@@ -94,5 +94,6 @@ class CheckedItemsPolicy(Policy):
         """(context of the chosen item, reward), checked: the update's half of the round check."""
         if items is not self._checked:
             items = check_items(items, self.dim, self.item_bound)
-        self._checked = None
-        return items[check_action(action, items.shape[0])], check_reward(feedback)
+        observed = items[check_action(action, items.shape[0])], check_reward(feedback)
+        self._checked = None  # only once all is checked: a refused update changes nothing
+        return observed
