@@ -4,7 +4,9 @@ Entries: "linucb" (one model per user), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  A run builds the world
 from the study's `[environment]` table (`envs.factory.make_environment`) with
 the run seed's "world" stream and plays `horizon` rounds with `privbandit.run`;
-every other config key is passed to the policy's constructor.
+every other config key is passed to the policy's constructor.  Several seeds
+of one configuration run in lockstep (`runtime.lockstep`) when the policy
+has a batched version and the worlds are linear ones.
 """
 from __future__ import annotations
 
@@ -17,39 +19,60 @@ from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
 from .registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from .result import RunResult
 from .runtime import run, seed_streams
+from .runtime.lockstep import can_lockstep, run_lockstep
 
 _RESERVED = ("horizon", "environment")
 
 
+def _setup(name: str, build: Callable[..., Policy], config: dict[str, Any], seed: Any):
+    """(policy, world) of one run: the world from the seed's "world" stream."""
+    if "horizon" not in config:
+        raise config_error("horizon", None, "the number of rounds")
+    env = make_environment(config.get("environment", {}), seed_streams(seed)["world"])
+    params = {k: v for k, v in config.items() if k not in _RESERVED}
+    try:
+        return build(env.dim, env.n_users, **params), env
+    except TypeError as exc:  # an unknown parameter name
+        raise config_error(
+            f"{name} parameters", sorted(params), f"valid keywords ({exc})"
+        ) from None
+
+
 def _runner(name: str, build: Callable[..., Policy]) -> Callable[[dict[str, Any], Any], RunResult]:
     def run_entry(config: dict[str, Any], seed: Any) -> RunResult:
-        if "horizon" not in config:
-            raise config_error("horizon", None, "the number of rounds")
-        env = make_environment(config.get("environment", {}), seed_streams(seed)["world"])
-        params = {k: v for k, v in config.items() if k not in _RESERVED}
-        try:
-            policy = build(env.dim, env.n_users, **params)
-        except TypeError as exc:  # an unknown parameter name
-            raise config_error(
-                f"{name} parameters", sorted(params), f"valid keywords ({exc})"
-            ) from None
+        policy, env = _setup(name, build, config, seed)
         return run(policy, env, config["horizon"], seed, algorithm=name)
 
     return run_entry
 
 
+def _lockstep(name: str, build: Callable[..., Policy]
+              ) -> Callable[[dict[str, Any], list[Any]], list[RunResult]]:
+    """The runs of several seeds in lockstep when the policy and worlds allow it, else
+    one after the other."""
+    def run_entries(config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
+        pairs = [_setup(name, build, config, seed) for seed in seeds]
+        policies, envs = [p for p, _ in pairs], [e for _, e in pairs]
+        if can_lockstep(policies, envs):
+            return run_lockstep(policies, envs, config["horizon"], seeds, algorithm=name)
+        return [run(p, e, config["horizon"], s, algorithm=name)
+                for p, e, s in zip(policies, envs, seeds, strict=True)]
+
+    return run_entries
+
+
+def _entry(name: str, build: Callable[..., Policy], description: str) -> AlgorithmEntry:
+    return AlgorithmEntry(name, _runner(name, build), description=description,
+                          lockstep=_lockstep(name, build))
+
+
 ENTRIES = (
-    AlgorithmEntry("linucb", _runner("linucb", LinUCB),
-                   description="LinUCB, one model per user (non-private)"),
-    AlgorithmEntry("linucb-shared",
-                   _runner("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw)),
-                   description="LinUCB, one model shared by all users (non-private)"),
-    AlgorithmEntry("lints", _runner("lints", LinTS),
-                   description="linear Thompson sampling, one model per user (non-private)"),
-    AlgorithmEntry("club", _runner("club", CLUB),
-                   description="CLUB, graph-based clustering of bandits (non-private)"),
-    AlgorithmEntry("sclub", _runner("sclub", SCLUB),
-                   description="SCLUB, set-based clustering with split/merge (non-private)"),
+    _entry("linucb", LinUCB, "LinUCB, one model per user (non-private)"),
+    _entry("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw),
+           "LinUCB, one model shared by all users (non-private)"),
+    _entry("lints", LinTS, "linear Thompson sampling, one model per user (non-private)"),
+    _entry("club", CLUB, "CLUB, graph-based clustering of bandits (non-private)"),
+    _entry("sclub", SCLUB, "SCLUB, set-based clustering with split/merge (non-private)"),
 )
 
 for _entry in ENTRIES:

@@ -39,7 +39,10 @@ class AlgorithmEntry:
     name: the key studies use; run: `(config, seed) -> RunResult`; private:
     whether it takes a privacy budget (`epsilon`, and `delta` when
     `needs_delta`); calibrations: the noise calibrations it offers;
-    defaults: parameter defaults; description: one line for listings.
+    defaults: parameter defaults; description: one line for listings;
+    lockstep: optional `(config, seeds) -> [RunResult]`, the runs of several
+    seeds of one configuration in one vectorized pass, each equal to
+    `run(config, seed)` (`runtime.lockstep`); studies use it when present.
     """
 
     name: str
@@ -49,6 +52,7 @@ class AlgorithmEntry:
     calibrations: tuple[str, ...] = ()
     defaults: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
 
 
 _REGISTRY: dict[str, AlgorithmEntry] = {}
