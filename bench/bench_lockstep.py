@@ -13,9 +13,12 @@ ratios (best times printed as context).
 - `lockstep_speedup_linucb_d20`: one user, d = 20, K = 200 unit-sphere items
   (the world of bench_linucb.py), R = 16: the draw of 4,000 normals a round,
   the same on both sides, bounds this one;
-- `lockstep_speedup_fclub`: FCLUB-DC in the main job's world, R = 16.
+- `lockstep_speedup_fclub`: FCLUB-DC in the main job's world (seed 000,
+  d = 10, K = 10, 20 users, 5 servers, the study defaults), through its
+  study entry (world built per seed on both sides), R = 16, --fclub-rounds.
 
-Usage: python bench/bench_lockstep.py [--rounds 4000] [--replicates 16] [--repeats 3]
+Usage: python bench/bench_lockstep.py [--rounds 10000] [--fclub-rounds 8192]
+                                      [--replicates 16] [--repeats 3]
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -28,7 +31,9 @@ from collections.abc import Callable
 import numpy as np
 
 from privbandit.envs import LinearUsersEnv, SphereItems, seed000_environment
+from privbandit.fclub.study import FEDERATED_DEFAULTS
 from privbandit.policies import LinUCB
+from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
 from privbandit.runtime.lockstep import run_lockstep
 
@@ -48,6 +53,21 @@ def sphere_world(seed):
 
 def linucb(env):
     return LinUCB(env.dim, env.n_users, beta=0.5)
+
+
+FCLUB_DC = {**FEDERATED_DEFAULTS, "environment": {"setting": "seed000"}}
+
+
+def fclub_separate(world, policy, horizon: int, n: int) -> np.ndarray:
+    """FCLUB-DC through its study entry, one seed after the other."""
+    entry = get_algorithm("fclub-dc")
+    return np.array([entry.run({**FCLUB_DC, "horizon": horizon}, s).regret for s in seeds(n)])
+
+
+def fclub_lockstep(world, policy, horizon: int, n: int) -> np.ndarray:
+    """FCLUB-DC through its study entry, the seeds in lockstep."""
+    results = get_algorithm("fclub-dc").lockstep({**FCLUB_DC, "horizon": horizon}, seeds(n))
+    return np.array([r.regret for r in results])
 
 
 def separate(world: Callable, policy: Callable, horizon: int, n: int) -> np.ndarray:
@@ -88,8 +108,9 @@ def compare(name: str, sides: tuple[Callable, Callable], args: tuple, repeats: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=10_000)
     parser.add_argument("--replicates", type=int, default=16)
+    parser.add_argument("--fclub-rounds", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     r, t = args.replicates, args.rounds
@@ -99,6 +120,9 @@ def main() -> None:
         "lockstep_speedup_linucb_d20": compare(
             "linucb d=20 K=200", (separate, lockstep), (sphere_world, linucb, t, r),
             args.repeats),
+        "lockstep_speedup_fclub": compare(
+            "fclub-dc main-job world", (fclub_separate, fclub_lockstep),
+            (None, None, args.fclub_rounds, r), args.repeats),
     }
     for key, value in figures.items():
         print(f"{key}: {value:.2f}")

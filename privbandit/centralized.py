@@ -19,7 +19,7 @@ from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
 from .registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from .result import RunResult
 from .runtime import run, seed_streams
-from .runtime.lockstep import can_lockstep, run_lockstep
+from .runtime.lockstep import run_replicates
 
 _RESERVED = ("horizon", "environment")
 
@@ -48,15 +48,10 @@ def _runner(name: str, build: Callable[..., Policy]) -> Callable[[dict[str, Any]
 
 def _lockstep(name: str, build: Callable[..., Policy]
               ) -> Callable[[dict[str, Any], list[Any]], list[RunResult]]:
-    """The runs of several seeds in lockstep when the policy and worlds allow it, else
-    one after the other."""
     def run_entries(config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
         pairs = [_setup(name, build, config, seed) for seed in seeds]
-        policies, envs = [p for p, _ in pairs], [e for _, e in pairs]
-        if can_lockstep(policies, envs):
-            return run_lockstep(policies, envs, config["horizon"], seeds, algorithm=name)
-        return [run(p, e, config["horizon"], s, algorithm=name)
-                for p, e, s in zip(policies, envs, seeds, strict=True)]
+        return run_replicates([p for p, _ in pairs], [e for _, e in pairs], config["horizon"],
+                              seeds, algorithm=name)
 
     return run_entries
 

@@ -17,6 +17,7 @@ stream, whatever the algorithm or budget.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..errors import config_error
 from ..registry import AlgorithmEntry, register_algorithm
 from ..result import RunResult
 from ..runtime import run, seed_streams
+from ..runtime.lockstep import run_replicates
 from .baselines import make_policy
 from .config import FclubConfig
 from .guarded import GuardedFederatedClub, GuardPlan
@@ -63,6 +65,20 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     (`envs.factory.make_environment`, seed 000's synthetic setting by default);
     `servers` (default 5) is the number of local servers L.
     """
+    policy, env, horizon = build_run(name, config, seed)
+    return run(policy, env, horizon, seed, algorithm=name)
+
+
+def run_seeds(name: str, config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
+    """`run_algorithm` for several seeds, in lockstep where the algorithm allows it
+    (`runtime.lockstep`; FCLUB-DC), with the same results."""
+    built = [build_run(name, config, seed) for seed in seeds]
+    return run_replicates([b[0] for b in built], [b[1] for b in built], built[0][2], seeds,
+                          algorithm=name)
+
+
+def build_run(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Any, int]:
+    """(policy, world, horizon) of one run of `name` (see `run_algorithm`)."""
     settings = dict(config)
     horizon = settings.pop("horizon", None)
     if horizon is None:
@@ -81,7 +97,7 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     else:
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
-    return run(policy, env, horizon, seed, algorithm=name)
+    return policy, env, horizon
 
 
 def _runner(name: str):
@@ -109,7 +125,7 @@ def _entries() -> list[AlgorithmEntry]:
         out.append(AlgorithmEntry(
             name, _runner(name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (), defaults=_defaults(name),
-            description=text))
+            description=text, lockstep=functools.partial(run_seeds, name)))
     return out
 
 

@@ -53,6 +53,12 @@ class Policy(Protocol):
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Learn from the feedback to `action` (same `items` and `user` as `select`)."""
 
+    @property
+    def lockstep_ready(self) -> bool:
+        """True when this policy can be a replicate of `lockstep` (its class has one and
+        its configuration is one the batched version plays)."""
+        return type(self).lockstep.__func__ is not Policy.lockstep.__func__
+
     @classmethod
     def lockstep(cls, policies: Sequence[Policy]) -> Any:
         """A `policies.lockstep.BatchedPolicy` playing `policies` (replicates of this

@@ -28,21 +28,31 @@ from ..errors import config_error
 from ..policies.base import Policy
 from ..result import RunResult
 from ..validation import check_dim
-from .loop import build_result, seed_int, seed_streams, watchers
+from .loop import build_result, run, seed_int, seed_streams, watchers
 from .observers import RunState
 
 
 def supports_lockstep(policy: object) -> bool:
     """True when `policy`'s class plays replicates in lockstep."""
-    return (isinstance(policy, Policy)
-            and type(policy).lockstep.__func__ is not Policy.lockstep.__func__)
+    return isinstance(policy, Policy) and policy.lockstep_ready
 
 
 def can_lockstep(policies: Sequence[object], envs: Sequence[object]) -> bool:
     """True when `play_lockstep` can play these replicates: policies of one class with a
     lockstep version, worlds that stack (`envs.lockstep.stackable`)."""
-    return (bool(policies) and supports_lockstep(policies[0])
+    return (bool(policies) and all(supports_lockstep(p) for p in policies)
             and all(type(p) is type(policies[0]) for p in policies) and stackable(envs))
+
+
+def run_replicates(policies: Sequence[Policy], envs: Sequence[Any], horizon: int,
+                   seeds: Sequence[int | np.random.SeedSequence], **options: Any
+                   ) -> list[RunResult]:
+    """The runs of replicates r: in lockstep when `can_lockstep`, else one after the other
+    with `run` (the same results either way)."""
+    if can_lockstep(policies, envs):
+        return run_lockstep(policies, envs, horizon, seeds, **options)
+    return [run(p, e, horizon, s, **options) for p, e, s in zip(policies, envs, seeds,
+                                                                strict=True)]
 
 
 def run_lockstep(
@@ -76,7 +86,7 @@ def play_lockstep(
     """The `RunResult`s of replicates r = 0..R-1: policies[r] on envs[r] with the
     policy generator rngs[r] and the round generator rounds_rngs[r] (see `play`)."""
     horizon = check_dim("horizon", horizon)
-    if not policies or not supports_lockstep(policies[0]):
+    if not policies or not all(supports_lockstep(p) for p in policies):
         raise config_error("policies", [type(p).__name__ for p in policies],
                            "policies of a class with a lockstep version (Policy.lockstep)")
     n = len(policies)

@@ -126,3 +126,29 @@ def test_entries_fall_back_to_separate_runs_without_a_lockstep_version():
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_array_equal(a.regret, b.regret)
         np.testing.assert_array_equal(a.cluster_error, b.cluster_error)
+
+
+FCLUB_CONFIG = {"horizon": 700, "environment": {"setting": "seed000"}, "alpha": 1.5,
+                "alpha2": 2.0, "upload_threshold": 1.01, "download_threshold": 1.01}
+
+
+def test_fclub_dc_replicates_are_their_separate_runs():
+    entry = get_algorithm("fclub-dc")
+    separate = [entry.run(FCLUB_CONFIG, s) for s in SEEDS]
+    together = entry.lockstep(FCLUB_CONFIG, SEEDS)
+    assert_same(separate, together)
+    for a, b in zip(separate, together, strict=True):
+        np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
+        np.testing.assert_array_equal(b.comm_rounds, a.comm_rounds)
+        assert b.comm == a.comm and a.comm["messages"] > 0
+
+
+def test_private_fclub_falls_back_to_separate_runs():
+    config = {**FCLUB_CONFIG, "horizon": 100, "epsilon": 1.0, "delta": 1e-5}
+    for name in ("cdp-fclub-dc", "cdp-fclub-dc+"):
+        entry = get_algorithm(name)
+        together = entry.lockstep(config, SEEDS[:2])
+        assert "lockstep_replicates" not in together[0].timings
+        for a, b in zip([entry.run(config, s) for s in SEEDS[:2]], together, strict=True):
+            np.testing.assert_array_equal(a.regret, b.regret)
+            assert a.ledgers == b.ledgers
