@@ -4,9 +4,9 @@ Entries: "linucb" (one model per user), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  A run builds the world
 from the study's `[environment]` table (`envs.factory.make_environment`) with
 the run seed's "world" stream and plays `horizon` rounds with `privbandit.run`;
-every other config key is passed to the policy's constructor.  Several seeds
-of one configuration run in lockstep (`runtime.lockstep`) when the policy
-has a batched version and the worlds are linear ones.
+every other config key is passed to the policy's constructor.  The seeds of
+one LinUCB or LinTS configuration run in lockstep (`runtime.lockstep`) when
+the worlds stack (linear worlds of one shape), else one after the other.
 """
 from __future__ import annotations
 
@@ -56,16 +56,18 @@ def _lockstep(name: str, build: Callable[..., Policy]
     return run_entries
 
 
-def _entry(name: str, build: Callable[..., Policy], description: str) -> AlgorithmEntry:
+def _entry(name: str, build: Callable[..., Policy], description: str,
+           lockstep: bool = False) -> AlgorithmEntry:
     return AlgorithmEntry(name, _runner(name, build), description=description,
-                          lockstep=_lockstep(name, build))
+                          lockstep=_lockstep(name, build) if lockstep else None)
 
 
 ENTRIES = (
-    _entry("linucb", LinUCB, "LinUCB, one model per user (non-private)"),
+    _entry("linucb", LinUCB, "LinUCB, one model per user (non-private)", lockstep=True),
     _entry("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw),
-           "LinUCB, one model shared by all users (non-private)"),
-    _entry("lints", LinTS, "linear Thompson sampling, one model per user (non-private)"),
+           "LinUCB, one model shared by all users (non-private)", lockstep=True),
+    _entry("lints", LinTS, "linear Thompson sampling, one model per user (non-private)",
+           lockstep=True),
     _entry("club", CLUB, "CLUB, graph-based clustering of bandits (non-private)"),
     _entry("sclub", SCLUB, "SCLUB, set-based clustering with split/merge (non-private)"),
 )

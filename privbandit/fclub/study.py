@@ -43,6 +43,7 @@ PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 1e-5, "calibration": "tight",
 GUARDED_DEFAULTS = {"alpha": 1.5, "delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
+LOCKSTEP = ("fclub-dc",)  # algorithms with a batched version (`fclub.lockstep`)
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
@@ -125,7 +126,8 @@ def _entries() -> list[AlgorithmEntry]:
         out.append(AlgorithmEntry(
             name, _runner(name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (), defaults=_defaults(name),
-            description=text, lockstep=functools.partial(run_seeds, name)))
+            description=text,
+            lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None))
     return out
 
 

@@ -7,10 +7,11 @@ import pytest
 
 from privbandit.envs import LinearUsersEnv, PoolItems, SphereItems, seed000_environment
 from privbandit.errors import ConfigError, NormBoundError
+from privbandit.fclub.study import build_run
 from privbandit.policies import CLUB, LinTS, LinUCB
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
-from privbandit.runtime.lockstep import can_lockstep, run_lockstep
+from privbandit.runtime.lockstep import can_lockstep, run_lockstep, run_replicates
 from privbandit.studies import parse_study, run_study
 from privbandit.studies.runner import cell_tasks
 
@@ -118,14 +119,15 @@ def test_studies_run_a_cells_seeds_in_lockstep_with_the_same_records(tmp_path, a
         assert b["timings"]["lockstep_replicates"] == 3
 
 
-def test_entries_fall_back_to_separate_runs_without_a_lockstep_version():
-    config = {"horizon": 50, "environment": {"setting": "seed000"}}
-    entry = get_algorithm("club")
-    together = entry.lockstep(config, SEEDS[:2])
-    separate = [entry.run(config, s) for s in SEEDS[:2]]
+def test_replicates_without_a_lockstep_version_run_one_after_the_other():
+    assert get_algorithm("club").lockstep is None
+    envs = worlds()[:2]
+    together = run_replicates([CLUB(10, 20) for _ in envs], envs, 50, SEEDS[:2])
+    separate = [run(CLUB(10, 20), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_array_equal(a.regret, b.regret)
         np.testing.assert_array_equal(a.cluster_error, b.cluster_error)
+        assert "lockstep_replicates" not in b.timings
 
 
 FCLUB_CONFIG = {"horizon": 700, "environment": {"setting": "seed000"}, "alpha": 1.5,
@@ -143,12 +145,9 @@ def test_fclub_dc_replicates_are_their_separate_runs():
         assert b.comm == a.comm and a.comm["messages"] > 0
 
 
-def test_private_fclub_falls_back_to_separate_runs():
+def test_private_fclub_variants_run_their_seeds_separately():
+    assert get_algorithm("cdp-fclub-dc").lockstep is None
+    assert get_algorithm("cdp-fclub-dc+").lockstep is None
     config = {**FCLUB_CONFIG, "horizon": 100, "epsilon": 1.0, "delta": 1e-5}
-    for name in ("cdp-fclub-dc", "cdp-fclub-dc+"):
-        entry = get_algorithm(name)
-        together = entry.lockstep(config, SEEDS[:2])
-        assert "lockstep_replicates" not in together[0].timings
-        for a, b in zip([entry.run(config, s) for s in SEEDS[:2]], together, strict=True):
-            np.testing.assert_array_equal(a.regret, b.regret)
-            assert a.ledgers == b.ledgers
+    policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])
+    assert not can_lockstep([policy], [env])
