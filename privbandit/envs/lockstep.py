@@ -88,14 +88,15 @@ class StackedRounds:
                 self._buffers[key][r] = drawn[key]
         return self._buffers
 
-    def outcomes(self, i: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(reward, regret), each (R,), of actions (R,) at row i of the current block
-        (the arithmetic of `LinearUsersEnv.act`)."""
+    def outcomes(self, i: int, actions: np.ndarray, reward: np.ndarray, regret: np.ndarray
+                 ) -> None:
+        """Write the rewards and regrets, (R,), of actions (R,) at row i of the current
+        block into `reward` and `regret` (the arithmetic of `LinearUsersEnv.act`)."""
         buf = self._buffers
         mean = buf["means"][self._rows, i, actions]
         noise = buf["noise"][:, i]
         if self.bernoulli:
-            reward = (noise < mean).astype(np.float64)
+            reward[:] = noise < mean
         else:
-            reward = mean + self.noise_sd * noise
-        return reward, buf["best"][:, i] - mean
+            np.add(mean, self.noise_sd * noise, out=reward)
+        np.subtract(buf["best"][:, i], mean, out=regret)

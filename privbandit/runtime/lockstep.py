@@ -105,8 +105,8 @@ def play_lockstep(
         policy.start(env, horizon, rng)
         for observer in mine:
             observer.start(state)
-    regret = np.empty((n, horizon))
-    reward = np.empty((n, horizon))
+    regret = np.empty((horizon, n))  # round-major: a round's values are contiguous
+    reward = np.empty((horizon, n))
     started = time.perf_counter()
     t, block_end, block = 0, 0, {}
     while t < horizon:
@@ -126,8 +126,8 @@ def play_lockstep(
     share = (time.perf_counter() - started) / n  # each replicate's share of the pass
     results = []
     for r, (state, mine) in enumerate(zip(states, watching, strict=True)):
-        result = build_result(state, mine, regret[r], reward[r], share, algorithm, params,
-                              None if seeds is None else seeds[r])
+        result = build_result(state, mine, regret[:, r].copy(), reward[:, r].copy(), share,
+                              algorithm, params, None if seeds is None else seeds[r])
         result.timings["lockstep_replicates"] = n
         results.append(result)
     return results
@@ -141,7 +141,6 @@ def _play_rows(batched, rounds, block, t, stop, start, rngs, regret, reward) -> 
         i = s - start
         x, u = items[:, i], users[:, i]
         actions = select(x, u, s, rngs)
-        won, lost = outcomes(i, actions)
+        won = reward[s]
+        outcomes(i, actions, won, regret[s])
         update(x, u, actions, won, s)
-        regret[:, s] = lost
-        reward[:, s] = won
