@@ -35,9 +35,11 @@ import time
 
 from privbandit.envs import seed000_environment
 from privbandit.fclub import make_policy
-from privbandit.fclub.study import FEDERATED_DEFAULTS, GUARDED_DEFAULTS, run_algorithm
+from privbandit.fclub.study import run_algorithm
 from privbandit.policies import LinUCB
+from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
+from privbandit.schema import fill
 
 AUTHORS_ROUNDS_PER_SECOND = 2200.0
 SETTING = {"dim": 10, "n_users": 20, "n_servers": 5}
@@ -70,14 +72,20 @@ def speed(horizon: int, epsilon: float, seed: int) -> dict[str, float]:
             "cdp_rounds_per_second": horizon / cdp_s, "ratio_to_linucb": cdp_cpu / ref_cpu}
 
 
+def study_config(name: str, **values) -> dict:
+    """The configuration a study gives `name` by default (seed 000's world), with `values`."""
+    entry = get_algorithm(name)
+    return {**entry.defaults, "environment": fill({"setting": "seed000"}, entry.environment),
+            **values}
+
+
 def private_cost(horizon: int, epsilon: float, seed: int, repeats: int) -> dict[str, float]:
     """Rounds per CPU second of the guarded private FCLUB-DC ("cdp-fclub-dc+", its study
     defaults: matrix-factorisation mechanism) over those of FCLUB-DC, same world and
     rounds; repeats alternate the two, the figure is the median of per-repeat ratios."""
-    configs = {
-        "fclub-dc": {**FEDERATED_DEFAULTS, "horizon": horizon},
-        "cdp-fclub-dc+": {**GUARDED_DEFAULTS, "epsilon": epsilon, "horizon": horizon},
-    }
+    configs = {name: study_config(name, horizon=horizon)
+               for name in ("fclub-dc", "cdp-fclub-dc+")}
+    configs["cdp-fclub-dc+"]["epsilon"] = epsilon
     ratios = []
     for _ in range(repeats):
         cpu = {}

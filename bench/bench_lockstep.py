@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_fclub import study_config
 
 from privbandit.envs import LinearUsersEnv, SphereItems, seed000_environment
-from privbandit.fclub.study import FEDERATED_DEFAULTS
 from privbandit.policies import LinUCB
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
@@ -55,18 +55,17 @@ def linucb(env):
     return LinUCB(env.dim, env.n_users, beta=0.5)
 
 
-FCLUB_DC = {**FEDERATED_DEFAULTS, "environment": {"setting": "seed000"}}
-
-
 def fclub_separate(world, policy, horizon: int, n: int) -> np.ndarray:
     """FCLUB-DC through its study entry, one seed after the other."""
     entry = get_algorithm("fclub-dc")
-    return np.array([entry.run({**FCLUB_DC, "horizon": horizon}, s).regret for s in seeds(n)])
+    return np.array([entry.run(study_config("fclub-dc", horizon=horizon), s).regret
+                     for s in seeds(n)])
 
 
 def fclub_lockstep(world, policy, horizon: int, n: int) -> np.ndarray:
     """FCLUB-DC through its study entry, the seeds in lockstep."""
-    results = get_algorithm("fclub-dc").lockstep({**FCLUB_DC, "horizon": horizon}, seeds(n))
+    results = get_algorithm("fclub-dc").lockstep(study_config("fclub-dc", horizon=horizon),
+                                                 seeds(n))
     return np.array([r.regret for r in results])
 
 

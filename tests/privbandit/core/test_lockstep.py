@@ -130,8 +130,8 @@ def test_replicates_without_a_lockstep_version_run_one_after_the_other():
         assert "lockstep_replicates" not in b.timings
 
 
-FCLUB_CONFIG = {"horizon": 700, "environment": {"setting": "seed000"}, "alpha": 1.5,
-                "alpha2": 2.0, "upload_threshold": 1.01, "download_threshold": 1.01}
+FCLUB_CONFIG = {**get_algorithm("fclub-dc").defaults, "horizon": 700,
+                "environment": {"setting": "seed000", "servers": 5}}
 
 
 def test_fclub_dc_replicates_are_their_separate_runs():
@@ -148,6 +148,7 @@ def test_fclub_dc_replicates_are_their_separate_runs():
 def test_private_fclub_variants_run_their_seeds_separately():
     assert get_algorithm("cdp-fclub-dc").lockstep is None
     assert get_algorithm("cdp-fclub-dc+").lockstep is None
-    config = {**FCLUB_CONFIG, "horizon": 100, "epsilon": 1.0, "delta": 1e-5}
+    config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
+              "environment": FCLUB_CONFIG["environment"]}
     policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])
     assert not can_lockstep([policy], [env])
