@@ -16,19 +16,30 @@ seed, driven by `privbandit.run` (environment included).
   with any communication of FCLUB, FCLUB-DC and CDP-FCLUB-DC at each horizon
   of --comm-horizons (add 1000000 for the 10^6 point; about 3 minutes).
 
+- private_over_plain: rounds per CPU second of the guarded private FCLUB-DC
+  ("cdp-fclub-dc+" with its study defaults: the matrix-factorisation
+  mechanism, delta = 1e-5) over those of non-private FCLUB-DC, through the
+  study entries (world included), --private-rounds rounds, median of
+  --repeats alternating repeats.
+
 Usage: python bench/bench_fclub.py [--rounds 100000] [--epsilon 1]
                                    [--comm-horizons 10000,100000]
+                                   [--private-rounds 20000] [--repeats 3]
 Output ends with key: value lines.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 from privbandit.envs import seed000_environment
 from privbandit.fclub import make_policy
+from privbandit.fclub.study import run_algorithm
 from privbandit.policies import LinUCB
+from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
+from privbandit.schema import fill
 
 AUTHORS_ROUNDS_PER_SECOND = 2200.0
 SETTING = {"dim": 10, "n_users": 20, "n_servers": 5}
@@ -61,6 +72,33 @@ def speed(horizon: int, epsilon: float, seed: int) -> dict[str, float]:
             "cdp_rounds_per_second": horizon / cdp_s, "ratio_to_linucb": cdp_cpu / ref_cpu}
 
 
+def study_config(name: str, **values) -> dict:
+    """The configuration a study gives `name` by default (seed 000's world), with `values`."""
+    entry = get_algorithm(name)
+    return {**entry.defaults, "environment": fill({"setting": "seed000"}, entry.environment),
+            **values}
+
+
+def private_cost(horizon: int, epsilon: float, seed: int, repeats: int) -> dict[str, float]:
+    """Rounds per CPU second of the guarded private FCLUB-DC ("cdp-fclub-dc+", its study
+    defaults: matrix-factorisation mechanism) over those of FCLUB-DC, same world and
+    rounds; repeats alternate the two, the figure is the median of per-repeat ratios."""
+    configs = {name: study_config(name, horizon=horizon)
+               for name in ("fclub-dc", "cdp-fclub-dc+")}
+    configs["cdp-fclub-dc+"]["epsilon"] = epsilon
+    ratios = []
+    for _ in range(repeats):
+        cpu = {}
+        for name, config in configs.items():
+            start = time.process_time()
+            run_algorithm(name, config, seed)
+            cpu[name] = time.process_time() - start
+        ratios.append(cpu["fclub-dc"] / cpu["cdp-fclub-dc+"])
+        print(f"cdp-fclub-dc+ {horizon / cpu['cdp-fclub-dc+']:8.0f} rounds per CPU second, "
+              f"fclub-dc {horizon / cpu['fclub-dc']:8.0f} (T={horizon}, epsilon={epsilon:g})")
+    return {"private_over_plain": statistics.median(ratios)}
+
+
 def communication(horizons: list[int], epsilon: float, seed: int) -> dict[str, float]:
     out: dict[str, float] = {}
     for name in ("fclub", "fclub-dc", "cdp-fclub-dc"):
@@ -84,8 +122,11 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--comm-horizons", default="10000,100000")
+    parser.add_argument("--private-rounds", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     figures = speed(args.rounds, args.epsilon, args.seed)
+    figures.update(private_cost(args.private_rounds, args.epsilon, args.seed, args.repeats))
     horizons = [int(h) for h in args.comm_horizons.split(",") if h]
     figures.update(communication(horizons, args.epsilon, args.seed))
     figures["speedup_vs_authors_quoted"] = (figures["cdp_rounds_per_second"]

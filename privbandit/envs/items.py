@@ -92,7 +92,7 @@ class BiasedSphereItems(ItemSource):
         g = rng.standard_normal((rounds, self.n_items, self.dim - 1))
         unit = _unit_rows(g)
         out = np.empty((rounds, self.n_items, self.dim))
-        out[..., :-1] = g * np.sqrt(0.5)
+        np.multiply(g, np.sqrt(0.5), out=out[..., :-1])  # no temporary: same values
         out[..., -1] = np.sqrt(0.5)
         return mark_validated(out, 1.0 if unit else math.inf)
 

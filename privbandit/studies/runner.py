@@ -123,7 +123,10 @@ def execute_run(run_dict: dict[str, Any], max_points: int) -> dict[str, Any]:
     entry = get_algorithm(run.algorithm)
     start = time.perf_counter()
     result = entry.run(run.config(), run_seed(run))
-    wall = time.perf_counter() - start
+    return _record(run, result, time.perf_counter() - start, max_points)
+
+
+def _record(run: RunSpec, result: Any, wall: float, max_points: int) -> dict[str, Any]:
     record = result.to_dict(max_points=max_points)
     record["final_regret"] = result.total_regret
     record.update(run=run.to_dict(), run_id=run.run_id, key=run.key, wall_seconds=wall)
@@ -135,6 +138,32 @@ def _file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def execute_cell(run_dicts: list[dict[str, Any]], max_points: int) -> list[dict[str, Any]]:
+    """Run the seeds of one grid cell (in a worker process) in lockstep and return their
+    JSON records (each as `execute_run` would; wall time shared equally)."""
+    runs = [RunSpec(**d) for d in run_dicts]
+    if len(runs) == 1:
+        return [execute_run(run_dicts[0], max_points)]
+    start = time.perf_counter()
+    results = get_algorithm(runs[0].algorithm).lockstep(
+        runs[0].config(), [run_seed(run) for run in runs])
+    wall = (time.perf_counter() - start) / len(runs)
+    return [_record(run, result, wall, max_points)
+            for run, result in zip(runs, results, strict=True)]
+
+
+def cell_tasks(pending: list[RunSpec], lockstep: bool = True) -> list[list[RunSpec]]:
+    """The pending runs as tasks: the seeds of one cell together when its algorithm runs
+    seeds in lockstep (and `lockstep`), every other run alone."""
+    tasks: dict[str, list[RunSpec]] = {}
+    for run in pending:
+        together = lockstep and get_algorithm(run.algorithm).lockstep is not None
+        key = (json.dumps([run.algorithm, run.config(), run.base_seed], sort_keys=True,
+                          default=str) if together else run.key)
+        tasks.setdefault(key, []).append(run)
+    return list(tasks.values())
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -239,21 +268,25 @@ def run_study(
     workers: int | None = None,
     progress: bool | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    lockstep: bool = True,
 ) -> StudyOutcome:
     """Run every unfinished run of `spec`, writing `out_dir/runs/*.json` as they finish.
 
     executor: any `concurrent.futures.Executor` (e.g. a Dask client's); by
     default a local process pool with `workers` processes (default: cores).
     progress: a progress line on stderr, terminal or not (default: on).
+    lockstep: run the seeds of a cell together in one task, in lockstep, when
+    the algorithm supports it (`AlgorithmEntry.lockstep`; same records).
     Raises `FolderBusyError` if another process works in `out_dir`, and
     `StudyError` after the others finish if some runs failed.
     """
     out_dir = Path(out_dir)
     with folder_lock(out_dir):
-        return _run_locked(spec, out_dir, executor, workers, progress, on_record)
+        return _run_locked(spec, out_dir, executor, workers, progress, on_record, lockstep)
 
 
-def _run_locked(spec, out_dir, executor, workers, progress, on_record) -> StudyOutcome:
+def _run_locked(spec, out_dir, executor, workers, progress, on_record,
+                lockstep) -> StudyOutcome:
     runs_dir = prepare_runs_dir(out_dir)
     outcome = StudyOutcome(out_dir)
     pending: list[RunSpec] = []
@@ -268,7 +301,8 @@ def _run_locked(spec, out_dir, executor, workers, progress, on_record) -> StudyO
         own = executor is None
         pool = executor or local_pool(workers)
         try:
-            _map_runs(pool, pending, spec.max_points, runs_dir, outcome, progress, on_record)
+            _map_runs(pool, pending, spec.max_points, runs_dir, outcome, progress, on_record,
+                      lockstep)
         except BaseException:  # Ctrl-C or a signal turned exception: do not wait for the runs
             if own:
                 _terminate_workers(pool)
@@ -289,19 +323,22 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
-def _map_runs(pool, pending, max_points, runs_dir, outcome, progress, on_record) -> None:
+def _map_runs(pool, pending, max_points, runs_dir, outcome, progress, on_record,
+              lockstep) -> None:
     bar = Progress(len(pending), "runs", enabled=True if progress is None else progress)
-    futures = {pool.submit(execute_run, run.to_dict(), max_points): run for run in pending}
+    futures = {pool.submit(execute_cell, [run.to_dict() for run in task], max_points): task
+               for task in cell_tasks(pending, lockstep)}
     for future in as_completed(futures):
-        run = futures[future]
+        task = futures[future]
         try:
-            record = future.result()
+            records = future.result()
         except Exception as exc:  # a failed run must not lose the others
-            outcome.failed.append((run.run_id, f"{type(exc).__name__}: {exc}"))
+            outcome.failed.extend((run.run_id, f"{type(exc).__name__}: {exc}") for run in task)
         else:
-            write_atomic(runs_dir / f"{run.run_id}.json", json.dumps(record))
-            outcome.records.append(record)
-            outcome.ran += 1
-            if on_record is not None:
-                on_record(record)
-        bar.update(1)
+            for run, record in zip(task, records, strict=True):
+                write_atomic(runs_dir / f"{run.run_id}.json", json.dumps(record))
+                outcome.records.append(record)
+                outcome.ran += 1
+                if on_record is not None:
+                    on_record(record)
+        bar.update(len(task))
