@@ -38,6 +38,9 @@ FEDERATED_DEFAULTS = {"alpha": 1.5, "alpha2": 2.0, "upload_threshold": 1.01,
                       "download_threshold": 1.01}
 PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 1e-5, "calibration": "tight",
                     "detection_share": 0.5}
+# Named settings, ready for the registry's presets.  "public-code": the ridge of the
+# authors' code (lam = 2; the defaults keep the paper's lam = 1), for FCLUB and FCLUB-DC.
+PRESETS: dict[str, dict[str, Any]] = {"public-code": {**FEDERATED_DEFAULTS, "lam": 2.0}}
 GUARDED_DEFAULTS = {"alpha": 1.5, "delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
