@@ -43,24 +43,24 @@ from privbandit.vertical.ties import TieTolerant  # noqa: E402
 D, M, BETA, SEED = 100, 5, 0.5, 0
 
 
-def _world(n_items: int):
-    world = seed003_environment(D, n_items, rng=seed_streams(SEED)["world"])
+def _world(n_items: int, dim: int = D):
+    world = seed003_environment(dim, n_items, rng=seed_streams(SEED)["world"])
     world.reset(seed_streams(SEED)["rounds"])
     return world
 
 
-def measure(n_items: int, horizon: int, sealed: bool) -> dict[str, float]:
+def measure(n_items: int, horizon: int, sealed: bool, dim: int = D) -> dict[str, float]:
     """Play LinUCB and the VFUCB variants in lockstep, round by round, on identical worlds.
 
     Interleaving makes load changes on a shared machine hit every algorithm
     alike; each algorithm's rounds are timed in CPU seconds of this process.
     """
     modes = ("plain", "sealed") if sealed else ("plain",)
-    split = FeatureSplit.equal(D, M)
-    central_world = _world(n_items)
-    worlds = {mode: VerticalSplit(_world(n_items), split) for mode in modes}
-    linucb = TieTolerant(LinUCB(D, beta=BETA))
-    feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(D, beta=BETA)),
+    split = FeatureSplit.equal(dim, M)
+    central_world = _world(n_items, dim)
+    worlds = {mode: VerticalSplit(_world(n_items, dim), split) for mode in modes}
+    linucb = TieTolerant(LinUCB(dim, beta=BETA))
+    feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(dim, beta=BETA)),
                                      rng=mask_stream(SEED), seal_traffic=mode == "sealed")
             for mode in modes}
     spent = dict.fromkeys(("linucb", *modes), 0.0)

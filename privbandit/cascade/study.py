@@ -50,11 +50,12 @@ FACTORIES: dict[str, Callable[..., Any]] = {
 # Named settings, ready for the registry's presets.  "paper": one radius for every
 # algorithm, that of one agent's own ridge estimate (Appendix eq. 55 with alpha_c = 0)
 # at the paper's scale: d = 20, K = 4, T = 10^6, 40 agents, lam = 1, R = 1/2, S = 1,
-# confidence 0.1, which is 9.9.  The eq. (55) radius with buffering (alpha_c = 1.5) is
-# about 690 and explores for the whole horizon; docs/cascade.md shows the sweep.
+# confidence 0.1, which is 9.93, rounded to 10.  The eq. (55) radius with buffering
+# (alpha_c = 1.5) is about 690 and explores for the whole horizon; docs/cascade.md
+# shows the sweep.
 PAPER_SCALE = {"dim": 20, "n_users": 40, "list_len": 4, "horizon": 10**6, "lam": 1.0}
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"beta": round(lemma6_beta(alpha_c=0.0, **PAPER_SCALE), 1)},
+    "paper": {"beta": float(round(lemma6_beta(alpha_c=0.0, **PAPER_SCALE)))},
 }
 # deployment privacy defaults of the guarded variant (the papers' settings live in presets)
 GUARDED_DEFAULTS: dict[str, Any] = {"delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
