@@ -132,6 +132,9 @@ class VerticalFederation(Policy):
         )
         self.name = VERTICAL_NAMES.get(policy.name, f"vertical-{policy.name}")
         self._log = CommLog()
+        # per-round traffic, tallied in commit and written to the log in bulk (`comm`)
+        self._tally: dict[tuple[str, str], list[int]] = {}
+        self._tally_rounds: list[int] = []
         self._timings = {"setup": 0.0, "passive": 0.0, "active": 0.0}
         self.transcript: list[tuple] = []
         self._pending: PendingRound | None = None
@@ -206,14 +209,16 @@ class VerticalFederation(Policy):
         started = time.perf_counter()
         self.active.learn(pending.masked, pending.user, pending.action, reward)
         self._timings["active"] += time.perf_counter() - started
-        # one log record per direction and sender a round (the log validates every record)
-        totals: dict[tuple[str, str], list[int]] = {}
+        # tallied here, logged in bulk when the log is read (the log validates each record)
+        tally = self._tally
         for direction, sender, nbytes in pending.traffic:
-            counts = totals.setdefault((direction, sender), [0, 0])
+            counts = tally.get((direction, sender))
+            if counts is None:
+                counts = tally[(direction, sender)] = [0, 0]
             counts[0] += 1
             counts[1] += nbytes
-        for (direction, sender), (count, size) in totals.items():
-            self._log.record(direction, count, size, pending.t, sender=sender)
+        if pending.traffic:
+            self._tally_rounds.append(pending.t)
         if self.record:
             self.transcript.append(pending.parts)
 
@@ -233,11 +238,16 @@ class VerticalFederation(Policy):
 
     @property
     def comm(self) -> CommLog:
+        """The communication log, with every committed round's traffic."""
+        for (direction, sender), (count, size) in self._tally.items():
+            self._log.record(direction, count, size, sender=sender)
+        self._log.mark_rounds(self._tally_rounds)
+        self._tally, self._tally_rounds = {}, []
         return self._log
 
     def comm_summary(self) -> dict[str, Any]:
         """The communication log's summary (messages and bytes by direction and party)."""
-        return self._log.summary()
+        return self.comm.summary()
 
     def ledgers(self) -> list[Ledger]:
         return list(self._ledgers)

@@ -129,15 +129,16 @@ class _Party:
             raise ProtocolError(f"{self.name} has no mask block yet; distribute masks first")
         return self._mask
 
-    def mask(self, features: np.ndarray, n_items: int) -> np.ndarray:
-        """Q^j x^j for this party's (K, d_j) features: (K, d)."""
+    def mask(self, features: np.ndarray, n_items: int, out: np.ndarray | None = None
+             ) -> np.ndarray:
+        """Q^j x^j for this party's (K, d_j) features: (K, d), written into `out` if given."""
         x = np.asarray(features)
         if x.shape != (n_items, self.width):
             raise ShapeError(
                 f"features of {self.name} must have shape ({n_items}, {self.width}); "
                 f"got {x.shape}"
             )
-        return self._require_mask().mask(x)
+        return self._require_mask().mask(x, out=out)
 
 
 class PassiveParty(_Party):
@@ -162,7 +163,8 @@ class PassiveParty(_Party):
     def answer(self, request: bytes, round: int, features: np.ndarray) -> bytes:
         """Round `round`'s reply: the masked batch of `features` ((K, d_j)), serialized."""
         n_items = wire.decode_request(request, round=round, sender=0)
-        payload = wire.encode_masked(round, self.index, self.mask(features, n_items))
+        payload, body = wire.masked_buffer(round, self.index, n_items, self.dim)
+        self.mask(features, n_items, out=body)  # masked straight into the message
         if self._sealer is None:
             return payload
         return self._sealer.seal_message(payload, ACTIVE, self._active_public)
