@@ -2,6 +2,10 @@
 
 Setup (seed 003, Algorithm 1 step 2): every party makes an X25519 key pair;
 the mask generator draws Q and sends each party its block, sealed for it.
+With `seal_traffic`, each passive party also opens one sealed session channel
+to the active party (`privbandit.mechanisms.sealing.ChannelSender`: one key
+agreement per party pair and session, AES-256-GCM with a unique nonce per
+message, replays refused by the message counter).
 Round t (steps 4-10), as `decide` then `commit`:
 
 1. the active party sends each passive party a request (`wire`);
@@ -142,6 +146,7 @@ class VerticalFederation(Policy):
         if ledger is not None:
             ledger.note(MASK_EVENT)
         self._distribute(rng)
+        self._open_channels()
 
     @property
     def parties(self) -> tuple:
@@ -166,6 +171,15 @@ class VerticalFederation(Policy):
             party.receive_mask(delivered, self.generator.public)
             self._log.record(DOWNLOAD, 1, len(message), sender=GENERATOR)
         self._timings["setup"] = time.perf_counter() - started
+
+    def _open_channels(self) -> None:
+        """Each passive party's hello opens its sealed channel to the active party."""
+        if not self.seal_traffic:
+            return
+        for party in self.passive:
+            hello = self._transport(party.name, ACTIVE, party.hello)
+            self.active.accept_channel(party.index, hello)
+            self._log.record(UPLOAD, 1, len(hello), sender=party.name)
 
     def decide(self, rnd: VerticalRound, rng: np.random.Generator) -> PendingRound:
         """Steps 1-3 of a round: collect, check and sum the masked batches; choose an item.
