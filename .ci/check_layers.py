@@ -34,11 +34,11 @@ PACKAGE_OF = {"accounting": "privbandit.accounting", "mechanisms": "privbandit.m
 # privbandit's sub-layers, bottom to top: (name, modules or packages under privbandit.)
 SUBLAYERS = (
     ("base", ("errors", "validation", "kernels", "comm", "progress", "privacy", "protocol",
-              "result")),
+              "result", "schema")),
     ("data", ("data",)),
     ("envs", ("envs",)),
     ("policies", ("policies", "private")),
-    ("runtime", ("runtime", "registry", "schema")),
+    ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
     ("application", ("", "studies", "cli", "audit_command", "__main__")),
 )

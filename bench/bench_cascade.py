@@ -30,7 +30,8 @@ import time
 import numpy as np
 
 from privbandit.cascade import LocalBuffers, fedc3ucb_h
-from privbandit.cascade.study import DEFAULTS, build_environment, run_cascade
+from privbandit.cascade.study import build_environment, run_cascade
+from privbandit.registry import get_algorithm
 from privbandit.runtime import seed_streams
 
 SETTING = {"n_users": 40, "n_clusters": 10, "dim": 20, "n_items": 200, "list_len": 4}
@@ -89,6 +90,10 @@ class FreshDeterminantBuffers(LocalBuffers):
     def reset(self, agent, decision_inv):
         super().reset(agent, decision_inv)
         self.decision[agent] = np.linalg.inv(decision_inv)
+
+
+# the study entry's parameters, as a study run passes them
+DEFAULTS = {k: v for k, v in get_algorithm("fedc3ucb-h").defaults.items() if k != "cluster_points"}
 
 
 def policy_only(records, rounds: int, horizon: int, fresh: bool):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from privbandit.cascade.study import PRESETS
 from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 
@@ -35,7 +34,7 @@ def study(horizon: int, seeds: int, betas: list[float] | None, setting: dict):
     if betas:
         algs = [{"name": n, "grid": {"beta": list(betas)}} for n in ALGORITHMS]
     else:
-        algs = [{"name": n, "params": dict(PRESETS["paper"])} for n in ALGORITHMS]
+        algs = [{"name": n, "preset": "paper"} for n in ALGORITHMS]
     return study_from_dict({"name": "cascade-paper", "horizon": horizon, "seeds": seeds,
                             "base_seed": BASE_SEED, "max_points": 200,
                             "environment": setting, "algorithm": algs})

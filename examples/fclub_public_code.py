@@ -1,7 +1,7 @@
 """Seed 000's FCLUB-DC with the paper's ridge (lam = 1) and the public code's (lam = 2).
 
 The setting is the authors' public code's (`fclub_common.ENVIRONMENT`), T = 10^5,
-5 seeds; the `public-code` preset of `privbandit.fclub.study` sets lam = 2, the
+5 seeds; the `public-code` preset of FCLUB and FCLUB-DC sets lam = 2, the
 defaults keep lam = 1.  CLUB per server is the reference without federation.
 The paper reports FCLUB-DC's final regret as 413 on this setting (quoted, from
 its Figure 2a; not measured here).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fclub_common import LABELS, final, groups, run
 
-from privbandit.fclub.study import PRESETS
+from privbandit.fclub.study import PUBLIC_CODE
 
 ALGORITHMS = ("fclub-dc", "club-per-server")
 PAPER_FCLUB_DC = 413.0  # quoted: seed 000, Figure 2a, T = 10^5
@@ -35,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.horizon, args.seeds, args.workers = 500, 2, 1
-    lams = (1.0, PRESETS["public-code"]["lam"])
+    lams = (1.0, PUBLIC_CODE["public-code"]["lam"])
     algs = [{"name": n, "label": LABELS[n], "grid": {"lam": list(lams)}} for n in ALGORITHMS]
     records = run("fclub-public-code", args.horizon, args.seeds, algs, args.out, args.workers)
     table = groups(records, "lam")

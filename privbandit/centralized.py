@@ -4,19 +4,21 @@ Entries: "linucb" (one model per user), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  A run builds the world
 from the study's `[environment]` table (`envs.factory.make_environment`) with
 the run seed's "world" stream and plays `horizon` rounds with `privbandit.run`;
-every other config key is passed to the policy's constructor.
+every other config key (the declared parameters) is passed to the policy's
+constructor.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from .envs.factory import make_environment
+from .envs.factory import ENVIRONMENT, make_environment
 from .errors import config_error
 from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
-from .registry import _REGISTRY, AlgorithmEntry, register_algorithm
+from .registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
 from .result import RunResult
 from .runtime import run, seed_streams
+from .schema import Param
 
 _RESERVED = ("horizon", "environment")
 
@@ -38,18 +40,30 @@ def _runner(name: str, build: Callable[..., Policy]) -> Callable[[dict[str, Any]
     return run_entry
 
 
+# the policies' keywords and their defaults (tests compare them with the signatures)
+LINUCB = radius_params()
+LINTS = (Param("v", float, 0.1, "posterior scale", range="(0, inf)"),
+         Param("lam", float, 1.0, "ridge regulariser", range="(0, inf)"),
+         Param("item_bound", float, 1.0, "largest item norm accepted", range="(0, inf)"))
+ALPHA = Param("alpha", float, 1.5, "edge-deletion factor", range="(0, inf)")
+ALPHA_P = Param("alpha_p", float, 1.0, "SCLUB's split/merge factor", range="(0, inf)")
+
+
+def _entry(name: str, build: Callable[..., Policy], params: tuple[Param, ...],
+           description: str) -> AlgorithmEntry:
+    return AlgorithmEntry(name, _runner(name, build), params=params, environment=ENVIRONMENT,
+                          description=description)
+
+
 ENTRIES = (
-    AlgorithmEntry("linucb", _runner("linucb", LinUCB),
-                   description="LinUCB, one model per user (non-private)"),
-    AlgorithmEntry("linucb-shared",
-                   _runner("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw)),
-                   description="LinUCB, one model shared by all users (non-private)"),
-    AlgorithmEntry("lints", _runner("lints", LinTS),
-                   description="linear Thompson sampling, one model per user (non-private)"),
-    AlgorithmEntry("club", _runner("club", CLUB),
-                   description="CLUB, graph-based clustering of bandits (non-private)"),
-    AlgorithmEntry("sclub", _runner("sclub", SCLUB),
-                   description="SCLUB, set-based clustering with split/merge (non-private)"),
+    _entry("linucb", LinUCB, LINUCB, "LinUCB, one model per user (non-private)"),
+    _entry("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw), LINUCB,
+           "LinUCB, one model shared by all users (non-private)"),
+    _entry("lints", LinTS, LINTS, "linear Thompson sampling, one model per user (non-private)"),
+    _entry("club", CLUB, (ALPHA, *LINUCB),
+           "CLUB, graph-based clustering of bandits (non-private)"),
+    _entry("sclub", SCLUB, (ALPHA, ALPHA_P, *LINUCB),
+           "SCLUB, set-based clustering with split/merge (non-private)"),
 )
 
 for _entry in ENTRIES:

@@ -3,9 +3,15 @@
 Each algorithm family registers one entry per algorithm from its own
 `study` module with `register_algorithm`.  A study entry runs one
 configuration on one seed: `run(config, seed) -> RunResult`, where `config`
-holds `horizon`, `environment` (settings shared by the study) and the
-algorithm's parameters (including `epsilon`, `delta`, `calibration` for
+holds `horizon`, `environment` (the study's settings for the keys the entry
+declares, defaults filled) and every declared parameter (given, from a
+preset, or its default; `epsilon`, `delta`, `calibration`, `sampler` for
 private algorithms), and `seed` is a `numpy.random.SeedSequence`.
+
+An entry declares its parameters and environment keys (`privbandit.schema.Param`:
+name, type, default, allowed values, one line of doc) and may declare named
+presets (e.g. "paper": the paper's settings); the study parser validates every
+table against them, so the run function reads its keys without fallbacks.
 Registration modules are imported lazily, so `privbandit` imports fast.
 Your own algorithms join a study the same way: register them in a module and
 name it in the environment variable `PRIVBANDIT_ALGORITHMS` (comma-separated
@@ -20,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import config_error
+from .privacy import SAMPLERS
+from .schema import REQUIRED, Param, by_name, check_table, defaults
 
 # Modules whose import registers algorithms (one per algorithm family).
 REGISTRATION_MODULES: tuple[str, ...] = (
@@ -32,14 +40,76 @@ REGISTRATION_MODULES: tuple[str, ...] = (
 )
 
 
+# What a deployment would use: a small delta and a floating-point-safe sampler
+# when the algorithm takes one (the papers' settings live in presets).
+DEFAULT_DELTA = 1e-5
+SAFE_SAMPLER = "grid" if "grid" in SAMPLERS else "exact"
+
+
+def privacy_params(*, delta: bool, calibrations: tuple[str, ...] = (),
+                   sampler: bool = False) -> tuple[Param, ...]:
+    """The privacy keys of a private entry: epsilon (required), and as it takes them
+    delta (default DEFAULT_DELTA), calibration (default the first) and sampler."""
+    out = [Param("epsilon", float, REQUIRED, "the privacy budget epsilon", range="(0, inf)")]
+    if delta:
+        out.append(Param("delta", float, DEFAULT_DELTA, "the privacy delta", range="(0, 1)"))
+    if calibrations:
+        out.append(Param("calibration", str, calibrations[0], "the noise calibration",
+                         choices=tuple(calibrations)))
+    if sampler:
+        out.append(Param("sampler", str, SAFE_SAMPLER, "the noise sampler (grid and exact "
+                         "are floating-point safe, fast is not)", choices=tuple(SAMPLERS)))
+    return tuple(out)
+
+
+def radius_params(*, beta: float | str | None = "oful",
+                  theta_bound: bool = True) -> tuple[Param, ...]:
+    """The UCB radius keys the linear policies share (their defaults: `policies.radius`);
+    beta=None leaves beta out, theta_bound=False leaves S out."""
+    out = [] if beta is None else [
+        Param("beta", (float, str), beta, "confidence radius: a constant, or 'oful' "
+              "(Abbasi-Yadkori et al.)", choices=("oful",), range="(0, inf)")]
+    out += [
+        Param("beta_scale", float, 1.0, "factor on the radius", range="(0, inf)"),
+        Param("lam", float, 1.0, "ridge regulariser", range="(0, inf)"),
+        Param("noise_scale", float, 0.5, "sub-Gaussian scale of the rewards", range="(0, inf)"),
+        Param("confidence", float, 0.1, "failure probability of the radius", range="(0, 1)"),
+    ]
+    if theta_bound:
+        out.append(Param("theta_bound", float, 1.0, "bound S on the preference norm",
+                         range="(0, inf)"))
+    out.append(Param("item_bound", float, 1.0, "largest item norm accepted", range="(0, inf)"))
+    return tuple(out)
+
+
+def guard_params() -> tuple[Param, ...]:
+    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys)."""
+    from .private import MECHANISMS, SCHEDULES
+
+    return (
+        Param("mechanism", str, "mf", "continual-release mechanism", choices=MECHANISMS),
+        Param("schedule", str, "fixed", "release schedule", choices=SCHEDULES),
+        Param("batch", int, None, "rounds per release (default: horizon // 32)",
+              range="[1, inf)"),
+        Param("resolution", float, 0.2, "resolution of the clustering tests", range="(0, inf)"),
+        Param("level", float, 0.99, "level of the clustering tests", range="(0, 1)"),
+        Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),
+        Param("share", float, 0.1, "share of the confidence failure probability given to the "
+              "federated model", range="(0, 1)"),
+    )
+
+
 @dataclass(frozen=True)
 class AlgorithmEntry:
     """One registered algorithm.
 
     name: the key studies use; run: `(config, seed) -> RunResult`; private:
     whether it takes a privacy budget (`epsilon`, and `delta` when
-    `needs_delta`); calibrations: the noise calibrations it offers;
-    defaults: parameter defaults; description: one line for listings.
+    `needs_delta`); calibrations: the noise calibrations it offers; params:
+    its parameters (`Param`s; a private entry that declares no `epsilon` gets
+    `privacy_params` first); environment: the `[environment]` keys it reads;
+    presets: named parameter values (e.g. "paper"); description: one line for
+    listings.
     """
 
     name: str
@@ -47,8 +117,41 @@ class AlgorithmEntry:
     private: bool = False
     needs_delta: bool = False
     calibrations: tuple[str, ...] = ()
-    defaults: dict[str, Any] = field(default_factory=dict)
+    params: tuple[Param, ...] = ()
+    environment: tuple[Param, ...] = ()
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
+
+    def __post_init__(self) -> None:
+        params = tuple(self.params)
+        if self.private and "epsilon" not in by_name(params):
+            params = privacy_params(delta=self.needs_delta, calibrations=self.calibrations) + params
+        for table, declared in (("params", params), ("environment", self.environment)):
+            names = [p.name for p in declared]
+            if len(set(names)) != len(names) or {"horizon", "environment"} & set(names):
+                raise config_error(f"{self.name} {table}", names,
+                                   "distinct names other than 'horizon' and 'environment'")
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "environment", tuple(self.environment))
+        for preset, values in self.presets.items():
+            check_table(f"preset {preset!r} of {self.name}", values, params)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The default of every parameter that has one."""
+        return defaults(self.params)
+
+    def describe(self) -> str:
+        """Several lines for listings: the name, the doc, parameters, environment, presets."""
+        lines = [f"{self.name}{' (private)' if self.private else ''}: {self.description}"]
+        for title, declared in (("params", self.params), ("environment", self.environment)):
+            if declared:
+                lines.append(f"  [{title}]")
+                lines.extend(f"    {p.describe()}" for p in declared)
+        for preset, values in self.presets.items():
+            shown = ", ".join(f"{k} = {v!r}" for k, v in values.items())
+            lines.append(f"  preset {preset!r}: {shown}")
+        return "\n".join(lines)
 
 
 _REGISTRY: dict[str, AlgorithmEntry] = {}

@@ -3,7 +3,8 @@
 No paper has this algorithm; it combines seed 001's protocol with the
 tree-based privatizer of seed 000 (Algorithm 5) and Shariff & Sheffet (2018).
 
-Agent side.  Each agent u owns a `privbandit.mechanisms.tree.TreePrivatizer` over the
+Agent side.  Each agent u owns a continual-release stream (`mechanism`: "tree", the
+binary `privbandit.mechanisms.tree.TreePrivatizer` by default; "honaker"; "mf") over the
 stream of its rounds (horizon T) and a `Ledger`.  At each of its arrivals it
 feeds the round's increment z z^T summed over the examined items, with
 z = [x; click] in R^(d+1), and keeps the noisy prefix P_u the tree releases.
@@ -77,8 +78,8 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
+from privbandit.mechanisms.continual import CONTINUAL_MECHANISMS, continual_release
 from privbandit.mechanisms.samplers import Sampler
-from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..comm import UPLOAD
 from ..errors import config_error
@@ -135,17 +136,17 @@ class PrivateCascadeServer(CascadeServer):
         super().__init__(n_users, dim, lam, alpha_d, clustering=True)
         self.noise = noise
         self.theta_bound = theta_bound
-        self.nodes = np.zeros(self.n_users, dtype=np.int64)
+        self.nodes = np.zeros(self.n_users)  # node noises (variance units of sigma^2)
         self.floor = np.full(self.n_users, lam)  # lambda_min of each agent's own matrix
 
-    def noise_nodes(self, members: np.ndarray) -> int:
-        return int(self.nodes[members].sum())
+    def noise_nodes(self, members: np.ndarray) -> float:
+        return float(self.nodes[members].sum())
 
     def ridge(self, members: np.ndarray) -> np.ndarray:
         return (self.lam + self.noise.rho(self.noise_nodes(members))) * np.eye(self.dim)
 
     def replace_prefix(
-        self, agent: int, prefix: np.ndarray, count: int, nodes: int
+        self, agent: int, prefix: np.ndarray, count: int, nodes: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """Store agent's released prefix ((d+1, d+1): Gram block and moment column)."""
         self.nodes[agent] = nodes
@@ -191,6 +192,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         delta: float,
         calibration: str = "tight",
         paper_formula: str = "seed000",
+        mechanism: str = "tree",
         accountant: str = "exact-gaussian",
         sampler: Sampler | str | None = DEFAULT_SAMPLER,
         noise_level: float = 0.1,
@@ -216,11 +218,19 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
             "symmetric": True, "sampler": self.sampler,
         }
-        first = TreePrivatizer(shape, self.horizon, epsilon=self.epsilon,
-                               delta=self.delta, calibration=calibration,
-                               paper_formula=paper_formula, **tree_args)
-        # calibrated once; the other agents' trees reuse its sigma (same event)
-        self.trees = [first] + [TreePrivatizer(shape, self.horizon, sigma=first.sigma, **tree_args)
+        if mechanism not in CONTINUAL_MECHANISMS:
+            raise config_error("mechanism", mechanism, f"one of {sorted(CONTINUAL_MECHANISMS)}")
+        if calibration != "tight" and mechanism != "tree":
+            raise config_error("calibration", calibration,
+                               f"'tight' with mechanism {mechanism!r} (the paper's is the tree's)")
+        self.mechanism = mechanism
+        paper = {"paper_formula": paper_formula} if mechanism == "tree" else {}
+        first = continual_release(mechanism, shape, self.horizon, epsilon=self.epsilon,
+                                  delta=self.delta, calibration=calibration, **paper,
+                                  **tree_args)
+        # calibrated once; the other agents' streams reuse its sigma (same event)
+        self.trees = [first] + [continual_release(mechanism, shape, self.horizon,
+                                                  sigma=first.sigma, **tree_args)
                                 for _ in range(self.n_users - 1)]
         self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta, accountant)
                          for u in range(self.n_users)]
@@ -292,7 +302,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         count = self._examined_estimate(agent, prefix)
         self._log.record(UPLOAD, 1, prefix.nbytes + 8, round=t)
         self._uploaded[agent] = prefix
-        nodes = TreePrivatizer.nodes_in_prefix(self.trees[agent].steps)
+        # node equivalents of the noise in this prefix (popcount(steps) for the tree)
+        nodes = self.trees[agent].prefix_variance() / self.trees[agent].sigma ** 2
         gram_clu, theta_clu = self.server.replace_prefix(agent, prefix, count, nodes)
         n = self.server.noise_nodes(self.server.members(agent))
         floor = max(float(np.linalg.eigvalsh(gram_clu)[0]), self.lam)
@@ -324,16 +335,17 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def privacy(self) -> PrivacyStatement:
         return self._statement(UNIT, {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm,
-            "nodes_per_record": self.trees[0].nodes_per_record, "sigma": self.trees[0].sigma,
+            "mechanism": self.mechanism, "sigma": self.trees[0].sigma,
+            "max_prefix_variance": self.trees[0].max_prefix_variance(),
             "calibration": self.calibration, "sampler": sampler_name(self.sampler),
         })
 
     def params(self) -> dict[str, Any]:
         return {
             **super().params(), "epsilon": self.epsilon, "delta": self.delta,
-            "calibration": self.calibration, "sampler": sampler_name(self.sampler),
-            "noise_level": self.noise.level, "noise_width_scale": self.noise_width_scale,
-            "theta_bound": self.theta_bound,
+            "calibration": self.calibration, "mechanism": self.mechanism,
+            "sampler": sampler_name(self.sampler), "noise_level": self.noise.level,
+            "noise_width_scale": self.noise_width_scale, "theta_bound": self.theta_bound,
         }
 
 

@@ -6,11 +6,13 @@ rounds), plays the algorithm with `privbandit.run` and returns the
 `RunResult` with the communication rounds and the clustering-error curve.
 
 config = {**algorithm parameters, "horizon": T, "environment": {...}} where
-the environment keys are those of `envs.seed001_environment` (n_users,
-n_clusters, dim, n_items, list_len, block), and the parameters are the
-algorithm's keywords (alpha_c, alpha_d, lam, beta, beta_scale, ...; for
-"cdp-fedc3ucb-h" also epsilon, delta, calibration, accountant) plus
-"cluster_points" (how many clustering-error measurements, default 1000).
+the environment keys (`ENVIRONMENT`) are those of `envs.seed001_environment`
+(n_users, n_clusters, dim, n_items, list_len, block), and the parameters
+(declared per entry: `PARAMS`) are the algorithm's keywords (alpha_c,
+alpha_d, lam, beta, beta_scale, ...; for "cdp-fedc3ucb-h" also epsilon,
+delta, calibration, sampler, accountant) plus "cluster_points" (how many
+clustering-error measurements).  Keys a direct call leaves out take their
+declared defaults.
 """
 from __future__ import annotations
 
@@ -22,22 +24,58 @@ import numpy as np
 
 from ..envs import seed001_environment
 from ..errors import config_error
-from ..registry import AlgorithmEntry, register_algorithm
+from ..registry import (
+    AlgorithmEntry,
+    guard_params,
+    privacy_params,
+    radius_params,
+    register_algorithm,
+)
 from ..result import RunResult
 from ..runtime import run, seed_streams
+from ..schema import Param, check_table, fill
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
 from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
 from .radius import lemma6_beta
 
-ENVIRONMENT_KEYS = ("n_users", "n_clusters", "dim", "n_items", "list_len", "block")
+ENVIRONMENT = (
+    Param("n_users", int, 40, "number of agents", range="[1, inf)"),
+    Param("n_clusters", int, 5, "number of hidden clusters", range="[1, inf)"),
+    Param("dim", int, 20, "feature dimension d", range="[1, inf)"),
+    Param("n_items", int, 200, "items offered per round", range="[1, inf)"),
+    Param("list_len", int, 4, "length K of the cascading list", range="[1, inf)"),
+    Param("block", int, None, "rounds drawn per block (default: the environment's)",
+          range="[1, inf)"),
+)
 
-# The paper reports none of these; docs/cascade.md says how they were chosen (pilot
-# runs on a seed outside the reported ones): alpha_c so that FedLinUCB's
-# communication count lands near Table 4's, alpha_d the smallest pilot value
-# that kept the clusters intact, lam = 1, and one constant radius for all.
-DEFAULTS: dict[str, Any] = {"alpha_c": 1.5, "alpha_d": 4.0, "lam": 1.0, "beta": 0.3}
-
+# The paper reports none of alpha_c, alpha_d, beta; docs/cascade.md says how they were
+# chosen (pilot runs on a seed outside the reported ones): alpha_c so that FedLinUCB's
+# communication count lands near Table 4's, alpha_d the smallest pilot value that kept
+# the clusters intact, lam = 1, and one constant radius for all.
+ALPHA_C = Param("alpha_c", float, 1.5, "det-ratio upload trigger", range="(1, inf)")
+ALPHA_D = Param("alpha_d", float, 4.0, "cluster-deletion factor", range="(0, inf)")
+RADIUS = radius_params(beta=0.3, theta_bound=False)
+POINTS = Param("cluster_points", int, 1000, "clustering-error measurements per run",
+               range="[1, inf)")
+PRIVATE = (
+    *privacy_params(delta=True, calibrations=("tight", "paper"), sampler=True),
+    Param("paper_formula", str, "seed000", "the node-noise formula of calibration 'paper'",
+          choices=("seed000", "shariff-sheffet")),
+    Param("mechanism", str, "tree", "each agent's continual-release mechanism",
+          choices=("tree", "honaker", "mf")),
+    Param("accountant", str, "exact-gaussian", "the ledgers' accountant"),
+    Param("noise_level", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
+    Param("noise_width_scale", (float, str), "matched", "factor on the width's noise term, "
+          "or 'matched'", choices=("matched",), range="(0, inf)"),
+    Param("theta_bound", float, 1.0, "bound S on the preference norm", range="(0, inf)"),
+    ALPHA_C, ALPHA_D, *RADIUS, POINTS,
+)
+# the guarded variant: FedInd refined by private releases (deployment defaults: delta 1e-5,
+# "mf" streams on a fixed schedule)
+GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *RADIUS, POINTS)
+PARAMS = {"fedlinucb": (ALPHA_C, *RADIUS, POINTS), "fedind": (*RADIUS, POINTS),
+          "cdp-fedc3ucb-h": PRIVATE, "cdp-fedc3ucb-h+": GUARDED}
 FACTORIES: dict[str, Callable[..., Any]] = {
     "fedc3ucb-h": fedc3ucb_h,
     "forcecomm": force_comm,
@@ -47,26 +85,21 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "cdp-fedc3ucb-h": cdp_fedc3ucb_h,
     "cdp-fedc3ucb-h+": GuardedPrivateCascade.from_settings,
 }
-# Named settings, ready for the registry's presets.  "paper": one radius for every
-# algorithm, that of one agent's own ridge estimate (Appendix eq. 55 with alpha_c = 0)
-# at the paper's scale: d = 20, K = 4, T = 10^6, 40 agents, lam = 1, R = 1/2, S = 1,
-# confidence 0.1, which is 9.93, rounded to 10.  The eq. (55) radius with buffering
-# (alpha_c = 1.5) is about 690 and explores for the whole horizon; docs/cascade.md
-# shows the sweep.
+
+# "paper": one radius for every non-private algorithm, that of one agent's own ridge
+# estimate (Appendix eq. 55 with alpha_c = 0) at the paper's scale: d = 20, K = 4,
+# T = 10^6, 40 agents, lam = 1, R = 1/2, S = 1, confidence 0.1, which is 9.93, rounded
+# to 10.  The eq. (55) radius with buffering (alpha_c = 1.5) is about 690 and explores
+# for the whole horizon; docs/cascade.md shows the sweep.
 PAPER_SCALE = {"dim": 20, "n_users": 40, "list_len": 4, "horizon": 10**6, "lam": 1.0}
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"beta": float(round(lemma6_beta(alpha_c=0.0, **PAPER_SCALE)))},
 }
-# deployment privacy defaults of the guarded variant (the papers' settings live in presets)
-GUARDED_DEFAULTS: dict[str, Any] = {"delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
-_NO_TRIGGER = ("alpha_c", "alpha_d")  # FedInd never communicates
 
 
 def build_environment(settings: dict[str, Any], seed: np.random.SeedSequence):
     """Seed 001's environment, drawn from the seed's "world" stream."""
-    unknown = sorted(set(settings) - set(ENVIRONMENT_KEYS))
-    if unknown:
-        raise config_error("environment", unknown, f"keys among {ENVIRONMENT_KEYS}")
+    settings = check_table("[environment]", settings, ENVIRONMENT)
     return seed001_environment(seed_streams(seed)["world"], **settings)
 
 
@@ -84,24 +117,23 @@ def run_cascade(
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
     env = build_environment(dict(config.pop("environment", {})), seed)
     env.prefetch = prefetch
-    points = config.pop("cluster_points", 1000)
-    params = {**DEFAULTS, **config}
-    if name == "cdp-fedc3ucb-h+":
-        params = {**GUARDED_DEFAULTS, **params}
-    if name in ("fedind", "cdp-fedc3ucb-h+"):
-        params = {k: v for k, v in params.items() if k not in _NO_TRIGGER}
-    if name == "fedlinucb":
-        params.pop("alpha_d", None)
+    params = fill(check_table(f"[algorithm.params] of {name}", config, _params(name)),
+                  _params(name))
+    points = params.pop("cluster_points")
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
-    every = max(1, horizon // max(int(points), 1))
+    every = max(1, horizon // points)
     return run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
 
 
-def _entry(name: str, description: str, defaults: dict[str, Any] | None = None,
-           **kw: Any) -> AlgorithmEntry:
+def _params(name: str) -> tuple[Param, ...]:
+    return PARAMS.get(name, (ALPHA_C, ALPHA_D, *RADIUS, POINTS))
+
+
+def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
+    presets = {} if kw.get("private") else PRESETS
     return AlgorithmEntry(
-        name=name, run=functools.partial(run_cascade, name),
-        defaults={**DEFAULTS, **(defaults or {})}, description=description, **kw,
+        name=name, run=functools.partial(run_cascade, name), params=_params(name),
+        environment=ENVIRONMENT, description=description, presets=presets, **kw,
     )
 
 
@@ -112,10 +144,9 @@ ENTRIES = (
     _entry("fedlinucb", "seed 001 baseline: one shared model (He et al. 2022), cascading lists"),
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads (record-level DP)",
-           {"delta": 1e-5}, private=True, needs_delta=True, calibrations=("tight", "paper")),
+           private=True, needs_delta=True, calibrations=("tight", "paper")),
     _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
-           "releases of cluster mates (record-level DP)", GUARDED_DEFAULTS,
-           private=True, needs_delta=True),
+           "releases of cluster mates (record-level DP)", private=True, needs_delta=True),
 )
 for _e in ENTRIES:
     register_algorithm(_e)

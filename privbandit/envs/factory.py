@@ -1,11 +1,15 @@
 """Build an environment from a study's `[environment]` table.
 
-Keys (all optional): `setting` ("seed000" default, "seed001", "clustered",
-"ratings"), `dim`, `users`, `clusters`, `items` (items per round), `gap`,
-`list_len` (seed001 / ratings cascade), `kind`, `item_dist`, `reward`,
-`noise_sd` (clustered), `path`, `format`, `top_users`, `top_items` (ratings).
-Keys read by federated algorithms rather than by the world (`servers`,
-`parties`) are allowed and ignored here; any other key is an error.
+`ENVIRONMENT` declares the keys (`privbandit.schema.Param`): `setting`
+("seed000" default, "seed001", "clustered", "ratings"), `dim`, `users`,
+`clusters`, `items` (items per round), `gap`, `list_len` (seed001 / ratings
+cascade), `kind`, `item_dist`, `reward`, `noise_sd` (clustered), `path`,
+`format`, `top_users`, `top_items` (ratings).  Which keys a setting reads and
+their defaults depend on the setting (`SETTING_DEFAULTS`), so the declared
+defaults are None ("the setting's").  A declared key the setting does not read
+is left alone: a study's `[environment]` is shared with the algorithms of
+other families (seed 001's cascade reads `list_len` too); an undeclared key
+is an error.
 """
 from __future__ import annotations
 
@@ -14,57 +18,76 @@ from typing import Any
 import numpy as np
 
 from ..errors import config_error
+from ..schema import Param, check_table
 from .base import Environment
-from .clustered import clustered_linear_environment, seed000_environment, seed001_environment
+from .clustered import (
+    PREFERENCE_KINDS,
+    clustered_linear_environment,
+    seed000_environment,
+    seed001_environment,
+)
+from .linear import REWARD_MODELS
 from .ratings import ratings_environment
 
 SETTINGS = ("seed000", "seed001", "clustered", "ratings")
-ALGORITHM_KEYS = frozenset({"servers", "parties"})
-_KEYS = {
-    "seed000": {"dim", "users", "clusters", "items", "gap"},
-    "seed001": {"dim", "users", "clusters", "items", "list_len"},
-    "clustered": {"dim", "users", "clusters", "items", "gap", "kind", "item_dist", "reward",
-                  "noise_sd"},
-    "ratings": {"path", "format", "top_users", "top_items", "dim", "users", "clusters", "items",
-                "list_len"},
+_BY_SETTING = "; default: the setting's"
+ENVIRONMENT: tuple[Param, ...] = (
+    Param("setting", str, "seed000", "the world: seed 000's or 001's synthetic one, a "
+          "clustered linear one, or a ratings file", choices=SETTINGS),
+    Param("dim", int, None, "feature dimension d" + _BY_SETTING, range="[1, inf)"),
+    Param("users", int, None, "number of users" + _BY_SETTING, range="[1, inf)"),
+    Param("clusters", int, None, "number of hidden clusters" + _BY_SETTING, range="[1, inf)"),
+    Param("items", int, None, "items offered per round" + _BY_SETTING, range="[1, inf)"),
+    Param("gap", float, None, "margin of the best item (seed000, clustered)", range="[0, inf)"),
+    Param("list_len", int, None, "cascade list length (seed001, ratings)", range="[1, inf)"),
+    Param("kind", str, None, "cluster preference geometry (clustered)",
+          choices=PREFERENCE_KINDS),
+    Param("item_dist", str, None, "item distribution (clustered)"),
+    Param("reward", str, None, "reward model (clustered)", choices=REWARD_MODELS),
+    Param("noise_sd", float, None, "reward noise sd (clustered, gaussian)", range="[0, inf)"),
+    Param("path", str, None, "the ratings file (ratings; required there)"),
+    Param("format", str, None, "the ratings file's format (ratings; default: guessed)"),
+    Param("top_users", int, None, "most active users kept (ratings)", range="[1, inf)"),
+    Param("top_items", int, None, "most rated items kept (ratings)", range="[1, inf)"),
+)
+# what each setting reads, with its defaults (None: the builder's own choice)
+SETTING_DEFAULTS: dict[str, dict[str, Any]] = {
+    "seed000": {"dim": 10, "users": 20, "clusters": 4, "items": 10, "gap": 0.0},
+    "seed001": {"dim": 20, "users": 40, "clusters": 5, "items": 200, "list_len": 4},
+    "clustered": {"dim": 10, "users": 20, "clusters": 4, "items": 10, "gap": 0.0,
+                  "kind": "sphere", "item_dist": "sphere", "reward": "bernoulli",
+                  "noise_sd": 0.1},
+    "ratings": {"path": None, "format": None, "top_users": 1000, "top_items": 1000, "dim": 20,
+                "users": 40, "clusters": 10, "items": 200, "list_len": None},
 }
 
 
 def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Environment:
-    """The environment described by `settings`, its hidden world drawn from `rng`."""
+    """The environment described by `settings`, its hidden world drawn from `rng`.
+
+    Keys set to None count as absent (a study fills every declared key)."""
     if not isinstance(settings, dict):
         raise config_error("environment", settings, "a table of settings")
-    setting = settings.get("setting", "seed000")
-    if setting not in SETTINGS:
-        raise config_error("environment.setting", setting, f"one of {SETTINGS}")
-    unknown = set(settings) - _KEYS[setting] - ALGORITHM_KEYS - {"setting"}
-    if unknown:
-        raise config_error(
-            "environment", sorted(unknown), f"keys among {sorted(_KEYS[setting])} for {setting}"
-        )
-    s = settings
+    given = check_table("[environment]", {k: v for k, v in settings.items() if v is not None},
+                        ENVIRONMENT)
+    setting = given.pop("setting", ENVIRONMENT[0].default)
+    read = SETTING_DEFAULTS[setting]
+    s = {**read, **{k: v for k, v in given.items() if k in read}}
     if setting == "seed000":
-        return seed000_environment(
-            rng, n_users=s.get("users", 20), n_clusters=s.get("clusters", 4),
-            dim=s.get("dim", 10), n_items=s.get("items", 10), gap=s.get("gap", 0.0),
-        )
+        return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"],
+                                   dim=s["dim"], n_items=s["items"], gap=s["gap"])
     if setting == "seed001":
-        return seed001_environment(
-            rng, n_users=s.get("users", 40), n_clusters=s.get("clusters", 5),
-            dim=s.get("dim", 20), n_items=s.get("items", 200), list_len=s.get("list_len", 4),
-        )
+        return seed001_environment(rng, n_users=s["users"], n_clusters=s["clusters"],
+                                   dim=s["dim"], n_items=s["items"], list_len=s["list_len"])
     if setting == "clustered":
         return clustered_linear_environment(
-            s.get("users", 20), s.get("clusters", 4), s.get("dim", 10), s.get("items", 10), rng,
-            kind=s.get("kind", "sphere"), items=s.get("item_dist", "sphere"),
-            gap=s.get("gap", 0.0), reward=s.get("reward", "bernoulli"),
-            noise_sd=s.get("noise_sd", 0.1),
+            s["users"], s["clusters"], s["dim"], s["items"], rng, kind=s["kind"],
+            items=s["item_dist"], gap=s["gap"], reward=s["reward"], noise_sd=s["noise_sd"],
         )
-    if "path" not in s:
+    if s["path"] is None:
         raise config_error("environment.path", None, "the path of a ratings file")
     return ratings_environment(
-        s["path"], rng, format=s.get("format"), top_users=s.get("top_users", 1000),
-        top_items=s.get("top_items", 1000), dim=s.get("dim", 20), n_users=s.get("users", 40),
-        n_clusters=s.get("clusters", 10), items_per_round=s.get("items", 200),
-        list_len=s.get("list_len"),
+        s["path"], rng, format=s["format"], top_users=s["top_users"], top_items=s["top_items"],
+        dim=s["dim"], n_users=s["users"], n_clusters=s["clusters"], items_per_round=s["items"],
+        list_len=s["list_len"],
     )

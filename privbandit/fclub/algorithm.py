@@ -330,8 +330,9 @@ class FederatedClub(Policy):
         if self.plan is not None:
             p = self.plan
             out.update(epsilon=p.epsilon, delta=p.delta, calibration=p.calibration,
-                       detection=p.detection, detection_share=p.detection_share,
-                       sigma_tree=p.sigma_tree, sigma_detection=p.sigma_det)
+                       mechanism=p.mechanism, detection=p.detection,
+                       detection_share=p.detection_share, sigma_tree=p.sigma_tree,
+                       sigma_detection=p.sigma_det)
         return out
 
     def privacy(self) -> PrivacyStatement:

@@ -57,16 +57,19 @@ from privbandit.accounting import calibration as calib
 from privbandit.accounting.accountants import ExactGaussianAccountant
 from privbandit.accounting.events import (
     ComposedEvent,
+    FactorizationEvent,
     GaussianEvent,
     NotDifferentiallyPrivate,
+    PrivacyEvent,
     TreeAggregationEvent,
 )
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_delta, check_positive
+from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
 from privbandit.mechanisms.samplers import Sampler
-from privbandit.mechanisms.tree import TreePrivatizer
+from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
@@ -74,11 +77,21 @@ from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
 DETECTIONS = ("private", "raw")
+MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
 _UNIT_ROUNDOFF = 2.0**-53
 # relative slack on the record bound, covering the item-norm check's tolerance
 _BOUND_SLACK = 1e-8
+
+
+def _unit_mu(event: PrivacyEvent) -> float:
+    """Gaussian-DP mu of a continual-release event (its whole stream, one record)."""
+    if isinstance(event, TreeAggregationEvent):
+        return event.node_event.mu * math.sqrt(event.nodes_per_record)
+    if isinstance(event, FactorizationEvent):
+        return event.release_event.mu
+    raise AssertionError(f"no Gaussian-DP reading of {event!r}")  # a new mechanism's bug
 
 
 def _share(value: object) -> float:
@@ -126,7 +139,11 @@ class CdpPlan:
     statistics; then the run is NOT CDP and every ledger notes it); failure:
     alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
     clipped to [0, 1]); sampler: a `Sampler` or its name
-    (`privbandit.privacy.resolve_sampler`; default `DEFAULT_SAMPLER`).
+    (`privbandit.privacy.resolve_sampler`; default `DEFAULT_SAMPLER`);
+    mechanism: each local cluster's continual-release mechanism by name
+    ("tree", the paper's; "honaker"; "mf", the square-root factorization);
+    its noise variance enters the radius exactly (`stream_variance`, the
+    largest prefix-noise variance of that mechanism over the horizon).
 
     Privacy guarantee
     -----------------
@@ -154,11 +171,13 @@ class CdpPlan:
     failure: float = 0.1
     item_bound: float = 1.0
     sampler: Sampler | str | None = DEFAULT_SAMPLER
+    mechanism: str = "tree"
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
     sigma_tree: float = field(init=False)
     sigma_det: float = field(init=False)
-    tree_event: TreeAggregationEvent = field(init=False)
+    tree_event: PrivacyEvent = field(init=False)
+    stream_variance: float = field(init=False)
     det_event: GaussianEvent = field(init=False)
     record_event: ComposedEvent = field(init=False)
 
@@ -172,7 +191,8 @@ class CdpPlan:
         set_(self, "horizon", check_dim("horizon", self.horizon))
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))
-        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS)):
+        for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
+                              ("mechanism", MECHANISMS)):
             if getattr(self, name) not in allowed:
                 raise config_error(name, getattr(self, name), f"one of {allowed}")
         set_(self, "detection_share", _share(self.detection_share))
@@ -182,15 +202,19 @@ class CdpPlan:
         set_(self, "failure", failure)
         set_(self, "item_bound", check_positive("item_bound", self.item_bound))
         set_(self, "sampler", resolve_sampler(self.sampler))
+        if self.calibration == "paper" and self.mechanism != "tree":
+            raise config_error("calibration", self.calibration, "'tight' with mechanism "
+                               f"{self.mechanism!r} (the paper's formula is the tree's)")
         set_(self, "nodes", calib.tree_nodes_per_record(self.horizon))
         set_(self, "record_bound", self.item_bound**2 * (1 + _BOUND_SLACK) + 1.0)
-        tree_sens = self._tree(1.0).event.node_event.l2_sensitivity
+        unit = self._tree(1.0)
         det_sens = self._det(1.0).event.l2_sensitivity
-        sigma_tree, sigma_det = self._calibrate(tree_sens, det_sens)
+        sigma_tree, sigma_det = self._calibrate(unit.event, det_sens)
+        stream = self._tree(sigma_tree)
         set_(self, "sigma_tree", sigma_tree)
         set_(self, "sigma_det", sigma_det)
-        set_(self, "tree_event", TreeAggregationEvent(GaussianEvent(sigma_tree, tree_sens),
-                                                      self.nodes))
+        set_(self, "tree_event", stream.event)
+        set_(self, "stream_variance", stream.max_prefix_variance())
         set_(self, "det_event", GaussianEvent(sigma_det, det_sens))
         set_(self, "record_event", ComposedEvent((self.tree_event, self.det_event)))
         self._check_certified()
@@ -201,11 +225,14 @@ class CdpPlan:
         """Replace-one Frobenius sensitivity of one record's statistic, sqrt(2) c."""
         return math.sqrt(2.0) * self.record_bound
 
-    def _calibrate(self, tree_sens: float, det_sens: float) -> tuple[float, float]:
+    def _calibrate(self, unit_event: PrivacyEvent, det_sens: float) -> tuple[float, float]:
+        """(sigma of the stream, sigma of the per-user release) from the stream's event at
+        sigma = 1: with GDP, mu(sigma) = mu(1) / sigma for every continual mechanism."""
         f, nu = self.detection_share, self.nodes
         if self.calibration == "tight":
             mu = 1.0 / calib.calibrate_gaussian_sigma(self.epsilon, self.delta, 1.0)
-            return tree_sens * math.sqrt(nu / (1 - f)) / mu, det_sens / (mu * math.sqrt(f))
+            return _unit_mu(unit_event) / (mu * math.sqrt(1 - f)), det_sens / (mu * math.sqrt(f))
+        tree_sens = unit_event.node_event.l2_sensitivity
         variance = calib.PAPER_TREE_VARIANCES["seed000"]
         sigma_tree = math.sqrt(variance(self.epsilon, self.delta, tree_sens, nu / (1 - f)))
         sigma_det = sigma_tree * (det_sens / tree_sens) * math.sqrt((1 - f) / (f * nu))
@@ -229,10 +256,10 @@ class CdpPlan:
         return ExactGaussianAccountant().compose(self.record_event).epsilon(self.delta)
 
     # -- mechanisms -------------------------------------------------------------------
-    def _tree(self, sigma: float) -> TreePrivatizer:
+    def _tree(self, sigma: float) -> ContinualRelease:
         d1 = self.dim + 1
-        return TreePrivatizer(
-            (d1, d1), self.horizon, sigma=sigma, l2_sensitivity=self.sensitivity,
+        return continual_release(
+            self.mechanism, (d1, d1), self.horizon, sigma=sigma, l2_sensitivity=self.sensitivity,
             clip_norm=self.record_bound, symmetric=True, sampler=self.sampler)
 
     def _det(self, sigma: float) -> SymmetricGaussianMatrix:
@@ -244,8 +271,9 @@ class CdpPlan:
         return SymmetricGaussianMatrix(sigma, self.sensitivity + slack, sampler=self.sampler,
                                        max_entries=d1 * (d1 + 1) // 2)
 
-    def new_tree(self) -> TreePrivatizer:
-        """A fresh tree privatizer PVT(l, j) for one local cluster (seed 000 Algorithm 5)."""
+    def new_tree(self) -> ContinualRelease:
+        """A fresh privatizer PVT(l, j) for one local cluster (seed 000 Algorithm 5: the tree;
+        or the plan's other continual-release mechanism)."""
         return self._tree(self.sigma_tree)
 
     def detection_mechanism(self) -> SymmetricGaussianMatrix:
@@ -314,6 +342,7 @@ class CdpPlan:
         cdp = f"({self.epsilon:g}, {self.delta:g}, L={n_servers}, m={n_clusters})-CDP"
         details = {
             "L": n_servers, "m": n_clusters, "calibration": self.calibration,
+            "mechanism": self.mechanism, "stream_variance": self.stream_variance,
             "detection": self.detection, "sigma_tree": self.sigma_tree,
             "sigma_detection": self.sigma_det, "nodes_per_record": self.nodes,
             "l2_sensitivity": self.sensitivity, "detection_share": self.detection_share,

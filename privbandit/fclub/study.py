@@ -1,13 +1,16 @@
 """Registration of the FCLUB family for studies (`privbandit.registry`).
 
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
-calibration "tight" | "paper"), "cdp-fclub-dc+" (private: epsilon, delta and
-the `GuardPlan` keys: mechanism, schedule, batch, ...), "club-per-server", "sclub-per-server" (the
+calibration "tight" | "paper", sampler; preset "paper": the paper's delta 0.1,
+node formula and float noise), "cdp-fclub-dc+" (private: epsilon, delta,
+sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
+"club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.centralized`), "linucb-per-user",
 "homo", "homo-dc".  A run builds its world from the study's `environment`
 table (`envs.factory.make_environment`: seed 000's synthetic setting unless
-told otherwise; `servers` is L) and plays `horizon` rounds.
+told otherwise; `servers` is L) and plays `horizon` rounds.  Each entry
+declares its parameters (`FEDERATED`, `PRIVATE`, the baselines' radius keys).
 
 Pairing: `runtime.seed_streams(seed)` splits the run's SeedSequence the same way
 for every algorithm -- "world" builds the hidden preferences, "rounds" draws
@@ -22,28 +25,60 @@ from typing import Any
 
 import numpy as np
 
-from ..envs.factory import make_environment
+from ..envs.factory import ENVIRONMENT, make_environment
 from ..errors import config_error
-from ..registry import AlgorithmEntry, register_algorithm
+from ..registry import (
+    AlgorithmEntry,
+    guard_params,
+    privacy_params,
+    radius_params,
+    register_algorithm,
+)
 from ..result import RunResult
 from ..runtime import run, seed_streams
+from ..schema import Param
 from .baselines import make_policy
 from .config import FclubConfig
 from .guarded import GuardedFederatedClub, GuardPlan
-from .privacy import CALIBRATIONS
+from .privacy import CALIBRATIONS, DETECTIONS, MECHANISMS
 
-DEFAULT_SERVERS = 5
 # the public code's settings (notes/seed-clarifications.md, seed 000)
-FEDERATED_DEFAULTS = {"alpha": 1.5, "alpha2": 2.0, "upload_threshold": 1.01,
-                      "download_threshold": 1.01}
-PRIVATE_DEFAULTS = {**FEDERATED_DEFAULTS, "delta": 1e-5, "calibration": "tight",
-                    "detection_share": 0.5}
-# Named settings, ready for the registry's presets.  "public-code": the ridge of the
-# authors' code (lam = 2; the defaults keep the paper's lam = 1), for FCLUB and FCLUB-DC.
-PRESETS: dict[str, dict[str, Any]] = {"public-code": {**FEDERATED_DEFAULTS, "lam": 2.0}}
-GUARDED_DEFAULTS = {"alpha": 1.5, "delta": 1e-5, "mechanism": "mf", "schedule": "fixed"}
+FEDERATED = (
+    Param("alpha", float, 1.5, "local edge-deletion factor (eq. 3)", range="(0, inf)"),
+    Param("alpha2", float, 2.0, "global merge factor (eq. 4)", range="(0, inf)"),
+    Param("upload_threshold", float, 1.01, "det-ratio upload trigger U (eq. 5)",
+          range="(1, inf)"),
+    Param("download_threshold", float, 1.01, "det-ratio download trigger D (eq. 6)",
+          range="(1, inf)"),
+    *radius_params(beta=None),
+)
+PLAN = (
+    Param("detection_share", float, 0.5, "share of the budget spent on cluster detection",
+          range="(0, 1)"),
+    Param("detection", str, "private", "detection statistics: noised, or raw (then NOT CDP)",
+          choices=DETECTIONS),
+    Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
+    Param("mechanism", str, "tree", "each local cluster's continual-release mechanism",
+          choices=MECHANISMS),
+)
+PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
+           *PLAN)
+GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *FEDERATED)
+# the seed's CLUB / SCLUB / LinUCB baselines take the radius keys without beta, confidence
+_RADIUS = tuple(p for p in radius_params(beta=None) if p.name != "confidence")
+_PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
+           "club-per-server": (FEDERATED[0], *_RADIUS),
+           "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
+                                "factor", range="(0, inf)"), *_RADIUS),
+           "linucb-per-user": _RADIUS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
+SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
+# the paper's evaluation (seed 000, Section 6): delta = 0.1, its node-noise formula,
+# and the NumPy float noise of its public code
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "sampler": "fast"}}
+# the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
+PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
@@ -64,14 +99,16 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
 
     The world comes from the study's `environment` table
     (`envs.factory.make_environment`, seed 000's synthetic setting by default);
-    `servers` (default 5) is the number of local servers L.
+    `servers` is the number of local servers L (a study fills every declared key).
     """
     settings = dict(config)
     horizon = settings.pop("horizon", None)
     if horizon is None:
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
     table = dict(settings.pop("environment", {}))
-    servers = table.get("servers", DEFAULT_SERVERS)
+    if "servers" not in table:
+        raise config_error("environment.servers", None, "the number of local servers L")
+    servers = table.pop("servers")
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
     env = make_environment(table, seed_streams(seed)["world"])
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
@@ -95,14 +132,10 @@ def _runner(name: str):
     return run_named
 
 
-def _defaults(name: str) -> dict[str, Any]:
+def _presets(name: str) -> dict[str, dict[str, Any]]:
     if name == "cdp-fclub-dc":
-        return dict(PRIVATE_DEFAULTS)
-    if name == "cdp-fclub-dc+":
-        return dict(GUARDED_DEFAULTS)
-    if name in ("fclub", "fclub-dc", "homo", "homo-dc"):
-        return dict(FEDERATED_DEFAULTS)
-    return {"alpha": 1.5} if name in ("club-per-server", "sclub-per-server") else {}
+        return PRESETS
+    return PUBLIC_CODE if name in ("fclub", "fclub-dc") else {}
 
 
 def _entries() -> list[AlgorithmEntry]:
@@ -111,8 +144,9 @@ def _entries() -> list[AlgorithmEntry]:
         private = name.startswith("cdp-")
         out.append(AlgorithmEntry(
             name, _runner(name), private=private, needs_delta=private,
-            calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (), defaults=_defaults(name),
-            description=text))
+            calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
+            params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
+            presets=_presets(name), description=text))
     return out
 
 

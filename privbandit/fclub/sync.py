@@ -180,10 +180,11 @@ class DelayedSync:
 
     def _noise_variance(self, base_variance: float, local_clusters: int) -> float:
         """Per-entry noise variance any copy of cluster k can carry: the renewal base plus,
-        for each member's tree, a whole prefix (at most nu nodes)."""
+        for each member's stream, the largest noise variance of one of its prefixes (the
+        uploads of a stream telescope to its last uploaded prefix)."""
         if self.plan is None:
             return 0.0
-        return base_variance + local_clusters * self.plan.nodes * self.plan.sigma_tree**2
+        return base_variance + local_clusters * self.plan.stream_variance
 
     # -- recommendation ------------------------------------------------------------------
     def beta(self, c: int) -> float:

@@ -1,42 +1,73 @@
 """Study registrations of the federated MAB family (seed 002): cdp-mab, ddp-mab, hdp-mab.
 
-Environment settings (`[environment]` of a study): `agents` (M, default 50),
-`arms` (K, default 100), `heterogeneous` (default false), and for the graph
-algorithms `graph` ("fully-connected", "star", "ring", "random"; default
-"ring"), `edge_prob` (random graphs, default 0.1) and `components` (HDP-MAB:
-the agents are split into this many equal rings, default 10).  Parameters:
-`participation` and `rounds` (CDP-MAB), `rounds` (DDP/HDP-MAB), costs.
+Environment settings (`[environment]` of a study, declared in `ENVIRONMENT`):
+`agents` (M, default 50), `arms` (K, default 100), `heterogeneous` (default
+false), `graph` ("fully-connected", "star", "ring", "random"; default "ring")
+and `edge_prob` (random graphs, default 0.1) for DDP-MAB, and `components`
+(HDP-MAB: the agents are split into this many equal rings, default 10).
+Parameters (`PARAMS`): epsilon, sampler, `participation` (CDP-MAB), `rounds`,
+costs.  The three are pure epsilon-DP: no delta.
 The environment's stream and the algorithm's stream are the first and second
 children of the run's seed, so every algorithm of a seed index sees the same
 arms.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
-from ..registry import AlgorithmEntry, register_algorithm
+from ..registry import AlgorithmEntry, privacy_params, register_algorithm
+from ..schema import Param, fill
 from .algorithms import CDPMAB, DDPMAB, HDPMAB
 from .graphs import disjoint_union, fully_connected, random_connected, ring, star
 
 _GRAPHS = ("fully-connected", "star", "ring", "random")
+WORLD = (
+    Param("agents", int, 50, "number of agents M", range="[1, inf)"),
+    Param("arms", int, 100, "number of arms K", range="[2, inf)"),
+    Param("heterogeneous", bool, False, "agents' arm means differ around the global ones"),
+)
+GRAPH = (
+    Param("graph", str, "ring", "the agents' communication graph", choices=_GRAPHS),
+    Param("edge_prob", float, 0.1, "edge probability of a random graph", range="(0, 1]"),
+)
+COMPONENTS = Param("components", int, 10, "the agents are split into this many equal rings",
+                   range="[1, inf)")
+ROUNDS = Param("rounds", int, None, "number of epochs (default: the algorithm's)",
+               range="[1, inf)")
+SERVER_COST = Param("server_cost", float, 25.0, "communication cost of a server message",
+                    range="[0, inf)")
+AGENT_COST = Param("agent_cost", float, 1.0, "communication cost of an agent link",
+                   range="[0, inf)")
+PRIVACY = privacy_params(delta=False, sampler=True)
+PARAMS = {
+    "cdp-mab": (*PRIVACY, Param("participation", float, 1.0, "probability p that an agent "
+                                "takes part in an epoch", range="(0, 1]"), ROUNDS, SERVER_COST),
+    "ddp-mab": (*PRIVACY, ROUNDS, AGENT_COST),
+    "hdp-mab": (*PRIVACY, ROUNDS, dataclasses.replace(SERVER_COST, default=50.0), AGENT_COST),
+}
+ENVIRONMENT = {"cdp-mab": WORLD, "ddp-mab": (*WORLD, *GRAPH), "hdp-mab": (*WORLD, COMPONENTS)}
 
 
-def _setup(config: dict[str, Any], seed: np.random.SeedSequence):
+def _setup(name: str, config: dict[str, Any], seed: np.random.SeedSequence):
+    """(environment, algorithm rng, graph rng, settings, parameters), defaults filled."""
     env_seed, alg_seed, graph_seed = seed.spawn(3)
-    settings = config.get("environment", {})
+    settings = fill(config.get("environment", {}), ENVIRONMENT[name])
     env = MultiAgentBernoulliMAB.uniform(
-        settings.get("agents", 50), settings.get("arms", 100), np.random.default_rng(env_seed),
-        heterogeneous=bool(settings.get("heterogeneous", False)),
+        settings["agents"], settings["arms"], np.random.default_rng(env_seed),
+        heterogeneous=settings["heterogeneous"],
     )
-    return env, np.random.default_rng(alg_seed), np.random.default_rng(graph_seed), settings
+    params = fill(config, PARAMS[name])
+    return (env, np.random.default_rng(alg_seed), np.random.default_rng(graph_seed), settings,
+            params)
 
 
 def _graph(settings: dict[str, Any], m: int, rng: np.random.Generator):
-    kind = settings.get("graph", "ring")
+    kind = settings["graph"]
     if kind == "fully-connected":
         return fully_connected(m)
     if kind == "star":
@@ -44,35 +75,33 @@ def _graph(settings: dict[str, Any], m: int, rng: np.random.Generator):
     if kind == "ring":
         return ring(m)
     if kind == "random":
-        return random_connected(m, settings.get("edge_prob", 0.1), rng)
+        return random_connected(m, settings["edge_prob"], rng)
     raise config_error("environment.graph", kind, f"one of {list(_GRAPHS)}")
 
 
 def run_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, _ = _setup(config, seed)
-    alg = CDPMAB(config["epsilon"], config["horizon"],
-                 participation=config.get("participation", 1.0), rounds=config.get("rounds"),
-                 server_cost=config.get("server_cost", 25.0))
+    env, rng, _, _, p = _setup("cdp-mab", config, seed)
+    alg = CDPMAB(p["epsilon"], config["horizon"], participation=p["participation"],
+                 rounds=p["rounds"], server_cost=p["server_cost"], sampler=p["sampler"])
     return alg.run(env, rng)
 
 
 def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, graph_rng, settings = _setup(config, seed)
-    alg = DDPMAB(config["epsilon"], config["horizon"], _graph(settings, env.n_users, graph_rng),
-                 rounds=config.get("rounds"), agent_cost=config.get("agent_cost", 1.0))
+    env, rng, graph_rng, settings, p = _setup("ddp-mab", config, seed)
+    alg = DDPMAB(p["epsilon"], config["horizon"], _graph(settings, env.n_users, graph_rng),
+                 rounds=p["rounds"], agent_cost=p["agent_cost"], sampler=p["sampler"])
     return alg.run(env, rng)
 
 
 def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, settings = _setup(config, seed)
-    q = settings.get("components", 10)
-    if isinstance(q, bool) or not isinstance(q, int) or not 1 <= q <= env.n_users // 3:
+    env, rng, _, settings, p = _setup("hdp-mab", config, seed)
+    q = settings["components"]
+    if not 1 <= q <= env.n_users // 3:
         raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}]")
     sizes = [env.n_users // q + (i < env.n_users % q) for i in range(q)]
     graph = disjoint_union([ring(s) for s in sizes])
-    alg = HDPMAB(config["epsilon"], config["horizon"], graph, rounds=config.get("rounds"),
-                 server_cost=config.get("server_cost", 50.0),
-                 agent_cost=config.get("agent_cost", 1.0))
+    alg = HDPMAB(p["epsilon"], config["horizon"], graph, rounds=p["rounds"],
+                 server_cost=p["server_cost"], agent_cost=p["agent_cost"], sampler=p["sampler"])
     return alg.run(env, rng)
 
 
@@ -81,4 +110,5 @@ for _name, _run, _text in (
     ("ddp-mab", run_ddp, "decentralized federated MAB, GIS protocol on a graph (seed 002)"),
     ("hdp-mab", run_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
 ):
-    register_algorithm(AlgorithmEntry(_name, _run, private=True, description=_text))
+    register_algorithm(AlgorithmEntry(_name, _run, private=True, params=PARAMS[_name],
+                                      environment=ENVIRONMENT[_name], description=_text))

@@ -1,4 +1,4 @@
-"""Subcommands `tradeoff`, `study run`, `study plot` and `account`."""
+"""Subcommands `tradeoff`, `study run`, `study plot`, `study algorithms` and `account`."""
 from __future__ import annotations
 
 import argparse
@@ -38,6 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     plot = ssub.add_parser("plot", help="(re)draw the figures and summary of a results folder")
     plot.add_argument("dir", type=Path, help="a results folder written by `study run`")
     plot.set_defaults(func=cmd_study_plot)
+    listing = ssub.add_parser(
+        "algorithms", help="list the registered algorithms: parameters, environment, presets")
+    listing.add_argument("names", nargs="*", help="only these algorithms (default: all)")
+    listing.set_defaults(func=cmd_study_algorithms)
 
     acc = sub.add_parser(
         "account",
@@ -69,21 +73,11 @@ def default_study_text() -> str:
 
 
 def _load(file: Path | None, seed: int | None, horizon: int | None):
-    from .spec import load_study, parse_study, study_from_dict
+    """The validated study (the embedded default without a file), overrides applied."""
+    from .spec import load_study, parse_study
 
     spec = parse_study(default_study_text(), DEFAULT_STUDY) if file is None else load_study(file)
-    if seed is None and horizon is None:
-        return spec
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib
-    raw: dict[str, Any] = tomllib.loads(default_study_text() if file is None else file.read_text())
-    if seed is not None:
-        raw["base_seed"] = seed
-    if horizon is not None:
-        raw["horizon"] = horizon
-    return study_from_dict(raw)
+    return spec.with_overrides(base_seed=seed, horizon=horizon)
 
 
 def dask_executor(address: str) -> Executor:
@@ -183,6 +177,42 @@ def _saved_break_even(out_dir: Path) -> tuple[str, str] | None:
     return tuple(pair) if isinstance(pair, list) and len(pair) == 2 else None
 
 
+def cmd_study_algorithms(args) -> int:
+    from ..registry import algorithms, get_algorithm
+
+    entries = [get_algorithm(n) for n in args.names] if args.names else algorithms().values()
+    print("\n\n".join(entry.describe() for entry in entries))
+    return 0
+
+
+def _spend(led: dict[str, Any]) -> str:
+    """One ledger's spend; a pure-DP ledger (delta 0, or no delta) says so."""
+    delta = led.get("delta_budget") or 0.0
+    at = f"at delta={delta:g}" if delta else "at delta=0 (pure DP)"
+    text = (f"spent epsilon={led['epsilon_spent']:.4g} of {led['epsilon_budget']:g} {at} "
+            f"({led['accountant']}, {led['releases']} releases)")
+    if led.get("not_dp_releases"):
+        text += f"; NOT DP: {'; '.join(led['not_dp_releases'])}"
+    return text
+
+
+def _ledger_lines(ledgers: list[dict[str, Any]]) -> list[str]:
+    """A line per ledger; a run of ledgers spending alike is one line with a count."""
+    lines: list[str] = []
+    last, count = None, 0
+    for led in [*ledgers, None]:
+        spend = None if led is None else _spend(led)
+        if spend is not None and spend == last:
+            count += 1
+            continue
+        if count > 1:
+            lines[-1] += f" (and {count - 1} more ledgers alike)"
+        if led is not None:
+            lines.append(f"  {led['unit']}: {spend}")
+        last, count = spend, 1
+    return lines
+
+
 def cmd_account(args) -> int:
     from ..registry import get_algorithm
     from .runner import run_seed
@@ -199,12 +229,10 @@ def cmd_account(args) -> int:
         result = entry.run(run.config(), run_seed(run))
         cell = ", ".join(f"{k}={v}" for k, v in sorted(run.cell.items()))
         print(f"{run.label} [{cell}]: {result.privacy.summary}".rstrip(": "))
-        for led in result.ledgers:
-            print(
-                f"  {led['unit']}: spent epsilon={led['epsilon_spent']:.4g} of "
-                f"{led['epsilon_budget']:g} at delta={led['delta_budget']:g} "
-                f"({led['accountant']}, {led['releases']} releases)"
-            )
+        for line in _ledger_lines(result.ledgers):
+            print(line)
+        if not result.ledgers:
+            print("  (no ledger: nothing was charged)")
         printed += 1
     if not printed:
         print("no private algorithm in this study: nothing is spent")

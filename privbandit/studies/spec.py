@@ -14,28 +14,33 @@ A study file looks like::
     [[algorithm]]
     name = "cdp-fclub-dc"     # a registered algorithm
     label = "CDP-FCLUB-DC"    # optional
-    [algorithm.params]        # fixed parameters
+    preset = "paper"          # optional: the entry's named parameter values
+    [algorithm.params]        # fixed parameters (override the preset)
     alpha = 1.5
-    [algorithm.grid]          # lists, expanded as a product
+    [algorithm.grid]          # lists, expanded as a product (override the preset)
     epsilon = [0.5, 1, 2]
-    delta = [0.1]
     calibration = ["tight", "paper"]
 
     [break_even]              # optional: where a private algorithm pays its way
     private = "CDP-FCLUB-DC"  # a private algorithm's label (with an epsilon grid)
     baseline = "alone"        # the label of a single-cell algorithm to beat
 
-Every key is validated on load; a message names the key and the bad value.
+Every key is validated on load against the registry's declarations
+(`privbandit.schema`): [algorithm.params] and [algorithm.grid] against the
+algorithm's parameters, [environment] against the keys some algorithm of the
+study reads (each algorithm receives its own keys, defaults filled).  An
+unknown key names its table, the allowed keys and the closest one; a bad
+value names the key and what is allowed.
 Runs sharing a seed index share the run seed (and so the environment), which
 pairs the comparison across algorithms and budgets; a run's seed depends only
 on `base_seed` and its index, never on where or in what order it runs.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,12 +52,13 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from ..errors import ConfigError, config_error
-from ..registry import get_algorithm
+from ..registry import AlgorithmEntry, get_algorithm
+from ..schema import by_name, check_table, fill, unknown_key
 
 _TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm",
              "break_even"}
 _BREAK_EVEN_KEYS = {"private", "baseline"}
-_ALG_KEYS = {"name", "label", "params", "grid"}
+_ALG_KEYS = {"name", "label", "preset", "params", "grid"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ class AlgorithmSpec:
     label: str
     params: dict[str, Any]
     grid: dict[str, tuple]
+    environment: dict[str, Any] = field(default_factory=dict)
 
     def cells(self) -> list[dict[str, Any]]:
         keys = sorted(self.grid)
@@ -123,11 +130,21 @@ class StudySpec:
     algorithms: tuple[AlgorithmSpec, ...]
     break_even: tuple[str, str] | None = None  # (private label, baseline label)
 
+    def with_overrides(self, base_seed: int | None = None,
+                       horizon: int | None = None) -> StudySpec:
+        """This study with `base_seed` and/or `horizon` replaced (None keeps the study's)."""
+        changes = {}
+        if base_seed is not None:
+            changes["base_seed"] = _int("base_seed", base_seed, 0)
+        if horizon is not None:
+            changes["horizon"] = _int("horizon", horizon, 1)
+        return dataclasses.replace(self, **changes)
+
     def runs(self) -> list[RunSpec]:
         """Every run of the grid, in a fixed order."""
         return [
             RunSpec(self.name, alg.name, alg.label, cell, dict(alg.params), s,
-                    self.base_seed, self.horizon, dict(self.environment))
+                    self.base_seed, self.horizon, dict(alg.environment))
             for alg in self.algorithms for cell in alg.cells() for s in self.seeds
         ]
 
@@ -153,7 +170,9 @@ def parse_study(text: str, source: str = "<study>") -> StudySpec:
 
 def study_from_dict(raw: dict[str, Any]) -> StudySpec:
     """Validate a study given as a dict (the parsed TOML)."""
-    _no_unknown("study", raw, _TOP_KEYS)
+    for key in raw:
+        if key not in _TOP_KEYS:
+            raise unknown_key(key, "the study's top level", _TOP_KEYS)
     name = raw.get("name", "study")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         raise config_error("name", name, "a non-empty name of letters, digits, '.', '_', '-'")
@@ -167,13 +186,17 @@ def study_from_dict(raw: dict[str, Any]) -> StudySpec:
         seeds = tuple(range(_int("seeds", seeds_raw, 1)))
     base_seed = _int("base_seed", raw.get("base_seed", 2026), 0)
     max_points = _int("max_points", raw.get("max_points", 200), 2)
-    environment = raw.get("environment", {})
-    if not isinstance(environment, dict):
-        raise config_error("environment", environment, "a table of settings")
+    environment = _table("environment", raw.get("environment", {}))
     algs = raw.get("algorithm")
     if not isinstance(algs, list) or not algs:
         raise config_error("algorithm", algs, "at least one [[algorithm]] table")
-    specs = tuple(_algorithm(i, a) for i, a in enumerate(algs))
+    entries = [_entry(i, a) for i, a in enumerate(algs)]
+    declared = [p for entry in entries for p in entry.environment]
+    for key in environment:  # a key is allowed if some algorithm of the study reads it
+        if key not in {p.name for p in declared}:
+            raise unknown_key(key, "[environment]", {p.name for p in declared})
+    specs = tuple(_algorithm(i, a, e, environment)
+                  for i, (a, e) in enumerate(zip(algs, entries, strict=True)))
     labels = [a.label for a in specs]
     if len(set(labels)) != len(labels):
         raise config_error("algorithm.label", labels, "distinct labels (set `label`)")
@@ -187,7 +210,9 @@ def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> tuple[str, str] |
     if raw is None:
         return None
     table = _table("break_even", raw)
-    _no_unknown("break_even", table, _BREAK_EVEN_KEYS)
+    for key in table:
+        if key not in _BREAK_EVEN_KEYS:
+            raise unknown_key(key, "[break_even]", _BREAK_EVEN_KEYS)
     by_label = {a.label: a for a in specs}
     private, baseline = table.get("private"), table.get("baseline")
     alg = by_label.get(private)
@@ -202,62 +227,54 @@ def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> tuple[str, str] |
     return private, baseline
 
 
-def _algorithm(i: int, raw: Any) -> AlgorithmSpec:
-    where = f"algorithm[{i}]"
+def _entry(i: int, raw: Any) -> AlgorithmEntry:
     if not isinstance(raw, dict):
-        raise config_error(where, raw, "a table")
-    _no_unknown(where, raw, _ALG_KEYS)
-    entry = get_algorithm(raw.get("name"))
+        raise config_error(f"algorithm[{i}]", raw, "a table")
+    for key in raw:
+        if key not in _ALG_KEYS:
+            raise unknown_key(key, f"[[algorithm]] #{i}", _ALG_KEYS)
+    return get_algorithm(raw.get("name"))
+
+
+def _algorithm(i: int, raw: dict[str, Any], entry: AlgorithmEntry,
+               environment: dict[str, Any]) -> AlgorithmSpec:
+    where = f"algorithm[{i}]"
     label = raw.get("label", entry.name)
     if not isinstance(label, str) or not label:
         raise config_error(f"{where}.label", label, "a non-empty string")
-    params = {**entry.defaults, **_table(f"{where}.params", raw.get("params", {}))}
-    grid_raw = _table(f"{where}.grid", raw.get("grid", {}))
+    given = check_table(f"[algorithm.params] of {entry.name}",
+                        _table(f"{where}.params", raw.get("params", {})), entry.params, where)
     grid = {}
-    for key, values in grid_raw.items():
+    for key, values in _table(f"{where}.grid", raw.get("grid", {})).items():
         values = values if isinstance(values, list) else [values]
         if not values:
             raise config_error(f"{where}.grid.{key}", values, "a non-empty list")
-        grid[key] = tuple(values)
-    overlap = set(grid) & set(raw.get("params", {}))
+        grid[key] = tuple(check_table(f"[algorithm.grid] of {entry.name}", {key: v},
+                                      entry.params, where)[key] for v in values)
+    overlap = set(grid) & set(given)
     if overlap:
         raise config_error(f"{where}.grid", sorted(overlap), "keys not also set in params")
-    _check_privacy(where, entry, {**params, **{k: v[0] for k, v in grid.items()}}, grid, params)
-    return AlgorithmSpec(entry.name, label, params, grid)
+    values = {**_preset(where, entry, raw.get("preset")), **given}
+    params = {k: v for k, v in fill(values, entry.params).items() if k not in grid}
+    for p in entry.params:
+        if p.required and p.name not in params and p.name not in grid:
+            raise config_error(f"{where}.{p.name}", None,
+                               f"set in [algorithm.params] or [algorithm.grid] "
+                               f"({entry.name}: {p.doc}; {p.allowed()})")
+    env = fill(check_table("[environment]", {k: v for k, v in environment.items()
+                                           if k in by_name(entry.environment)},
+                           entry.environment), entry.environment)
+    return AlgorithmSpec(entry.name, label, params, grid, env)
 
 
-def _check_privacy(where, entry, merged, grid, params) -> None:
-    for key in ("epsilon", "delta", "calibration"):
-        values = grid.get(key, (params[key],) if key in params else ())
-        for v in values:
-            _privacy_value(f"{where}.{key}", key, v, entry)
-    if entry.private and "epsilon" not in merged:
-        raise config_error(
-            f"{where}.grid.epsilon", None, f"a list of epsilons > 0 ({entry.name} is private)"
-        )
-    if entry.needs_delta and "delta" not in merged:
-        raise config_error(
-            f"{where}.grid.delta", None, f"a list of deltas in (0, 1) ({entry.name} needs one)"
-        )
-    if not entry.private and any(k in merged for k in ("epsilon", "delta", "calibration")):
-        raise config_error(
-            where, entry.name, "a private algorithm to take epsilon/delta/calibration"
-        )
-
-
-def _privacy_value(name: str, key: str, v: Any, entry) -> None:
-    if key == "epsilon":
-        if not _real(v) or not (math.isfinite(v) and v > 0):
-            raise config_error(name, v, "a finite number > 0")
-    elif key == "delta":
-        if not _real(v) or not (0 < v < 1):
-            raise config_error(name, v, "a number in (0, 1)")
-    elif v not in entry.calibrations:
-        raise config_error(name, v, f"one of {list(entry.calibrations)}")
-
-
-def _real(v: Any) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, float))
+def _preset(where: str, entry: AlgorithmEntry, name: Any) -> dict[str, Any]:
+    if name is None:
+        return {}
+    if name not in entry.presets:
+        raise config_error(f"{where}.preset", name,
+                           f"one of {sorted(entry.presets)} ({entry.name}'s presets)"
+                           if entry.presets else f"absent ({entry.name} has no presets)")
+    return dict(entry.presets[name])
 
 
 def _int(name: str, value: Any, minimum: int) -> int:
@@ -270,9 +287,3 @@ def _table(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise config_error(name, value, "a table")
     return dict(value)
-
-
-def _no_unknown(where: str, raw: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(raw) - allowed)
-    if unknown:
-        raise config_error(f"{where} key", unknown[0], f"one of {sorted(allowed)}")

@@ -2,7 +2,8 @@
 
 The world is seed 003's synthetic one, drawn from the run seed's "world"
 stream: config["environment"] may set dim (100), n_items (10), noise_var
-(0.05) and the split, either "widths" or "parties" (5, an even split).  The
+(0.05) and the split, either "widths" or "parties" (5, an even split):
+`ENVIRONMENT` declares them.  The
 centralized baselines are the core entries "linucb" and "lints" on the same
 environment settings.  Algorithm keys: the policy's keywords (beta, lam, v,
 ...), "seal_traffic" (VF entries, default true) and "active_share" (partial
@@ -16,36 +17,44 @@ from typing import Any
 from ..envs.vertical import FeatureSplit, VerticalSplit, seed003_environment
 from ..errors import config_error
 from ..policies import LinTS, LinUCB
-from ..registry import _REGISTRY, AlgorithmEntry, register_algorithm
+from ..registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
 from ..result import RunResult
 from ..runtime import seed_streams
+from ..schema import Param, check_table, fill
 from .runs import run_partial_local, run_vertical
 from .ties import TieTolerant
 
-ENVIRONMENT_KEYS = ("dim", "n_items", "noise_var", "widths", "parties")
-DEFAULTS: dict[str, dict[str, Any]] = {"ucb": {"beta": 0.5}, "ts": {"v": 0.01}}
+ENVIRONMENT = (
+    Param("dim", int, 100, "feature dimension d", range="[1, inf)"),
+    Param("n_items", int, 10, "items offered per round", range="[1, inf)"),
+    Param("noise_var", float, 0.05, "variance of the reward noise", range="[0, inf)"),
+    Param("widths", list, None, "the parties' feature widths (default: an even split)"),
+    Param("parties", int, 5, "number of parties M of an even split", range="[1, inf)"),
+)
+_LAM = Param("lam", float, 1.0, "ridge regulariser", range="(0, inf)")
+_BOUND = Param("item_bound", float, 1.0, "largest item norm accepted", range="(0, inf)")
+POLICY = {"ucb": radius_params(beta=0.5),
+          "ts": (Param("v", float, 0.01, "posterior scale", range="(0, inf)"), _LAM, _BOUND)}
+SEAL = Param("seal_traffic", bool, True, "seal the parties' messages (authenticated encryption)")
+SHARE = Param("active_share", float, 0.2, "the active party's fraction of the features",
+              range="(0, 1]")
+
+
+NAMES = {("vf", "ucb"): "vfucb", ("vf", "ts"): "vfts", ("partial", "ucb"): "partial-linucb",
+         ("partial", "ts"): "partial-lints"}
 
 
 def _policy(family: str, dim: int, params: dict[str, Any]):
-    try:
-        if family == "ucb":
-            return TieTolerant(LinUCB(dim, **params))
-        return LinTS(dim, **params)
-    except TypeError as exc:  # an unknown keyword
-        raise config_error("parameters", sorted(params), f"valid keywords ({exc})") from None
+    return TieTolerant(LinUCB(dim, **params)) if family == "ucb" else LinTS(dim, **params)
 
 
 def _world(settings: dict[str, Any], seed: Any):
-    unknown = sorted(set(settings) - set(ENVIRONMENT_KEYS))
-    if unknown:
-        raise config_error("environment", unknown, f"keys among {ENVIRONMENT_KEYS}")
-    dim = settings.get("dim", 100)
-    world = seed003_environment(dim, settings.get("n_items", 10),
-                                rng=seed_streams(seed)["world"],
-                                noise_var=settings.get("noise_var", 0.05))
-    if "widths" in settings:
-        return world, FeatureSplit(settings["widths"])
-    return world, FeatureSplit.equal(dim, settings.get("parties", 5))
+    s = fill(check_table("[environment]", settings, ENVIRONMENT), ENVIRONMENT)
+    world = seed003_environment(s["dim"], s["n_items"], rng=seed_streams(seed)["world"],
+                                noise_var=s["noise_var"])
+    if s["widths"] is not None:
+        return world, FeatureSplit(s["widths"])
+    return world, FeatureSplit.equal(s["dim"], s["parties"])
 
 
 def run_entry(kind: str, family: str, config: dict[str, Any], seed: Any) -> RunResult:
@@ -55,29 +64,35 @@ def run_entry(kind: str, family: str, config: dict[str, Any], seed: Any) -> RunR
     if horizon is None:
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
     world, split = _world(dict(config.pop("environment", {})), seed)
+    declared = _params(kind, family)
+    params = fill(check_table(f"[algorithm.params] of {NAMES[kind, family]}", config,
+                                declared),
+                  declared)
     if kind == "vf":
-        seal = config.pop("seal_traffic", True)
-        policy = _policy(family, split.dim, {**DEFAULTS[family], **config})
+        seal = params.pop("seal_traffic")
+        policy = _policy(family, split.dim, params)
         return run_vertical(policy, VerticalSplit(world, split), horizon, seed,
                             seal_traffic=seal)
-    share = FeatureSplit.with_active_share(
-        split.dim, split.parties, config.pop("active_share", 0.2)
-    )
-    policy = _policy(family, share.widths[0], {**DEFAULTS[family], **config})
+    share = FeatureSplit.with_active_share(split.dim, split.parties, params.pop("active_share"))
+    policy = _policy(family, share.widths[0], params)
     return run_partial_local(policy, world, share, horizon, seed)
 
 
+def _params(kind: str, family: str) -> tuple[Param, ...]:
+    return (*POLICY[family], SEAL if kind == "vf" else SHARE)
+
+
+def _entry(kind: str, family: str, description: str) -> AlgorithmEntry:
+    return AlgorithmEntry(NAMES[kind, family], functools.partial(run_entry, kind, family),
+                          params=_params(kind, family), environment=ENVIRONMENT,
+                          description=description)
+
+
 ENTRIES = (
-    AlgorithmEntry("vfucb", functools.partial(run_entry, "vf", "ucb"), defaults=DEFAULTS["ucb"],
-                   description="seed 003: LinUCB over orthogonal masks, M parties (lossless)"),
-    AlgorithmEntry("vfts", functools.partial(run_entry, "vf", "ts"), defaults=DEFAULTS["ts"],
-                   description="seed 003: LinTS over orthogonal masks across M parties"),
-    AlgorithmEntry("partial-linucb", functools.partial(run_entry, "partial", "ucb"),
-                   defaults=DEFAULTS["ucb"],
-                   description="seed 003 baseline: LinUCB on the active party's features only"),
-    AlgorithmEntry("partial-lints", functools.partial(run_entry, "partial", "ts"),
-                   defaults=DEFAULTS["ts"],
-                   description="seed 003 baseline: LinTS on the active party's features only"),
+    _entry("vf", "ucb", "seed 003: LinUCB over orthogonal masks, M parties (lossless)"),
+    _entry("vf", "ts", "seed 003: LinTS over orthogonal masks across M parties"),
+    _entry("partial", "ucb", "seed 003 baseline: LinUCB on the active party's features only"),
+    _entry("partial", "ts", "seed 003 baseline: LinTS on the active party's features only"),
 )
 for _entry in ENTRIES:
     if _entry.name not in _REGISTRY:

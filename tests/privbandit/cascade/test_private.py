@@ -106,3 +106,23 @@ def test_run_result_reports_ledgers_and_the_guarantee(small_env):
     assert len(result.ledgers) == small_env["n_users"]
     assert "one observation" in result.privacy.unit and result.privacy.is_dp
     assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0
+
+
+@pytest.mark.parametrize("mechanism", ["honaker", "mf"])
+def test_any_continual_mechanism_by_name(mechanism):
+    from privbandit.runtime import run
+
+    policy = cdp_fedc3ucb_h(4, 6, 12, 2, 300, epsilon=2.0, delta=1e-5, mechanism=mechanism)
+    env = seed001_environment(np.random.default_rng(1), n_users=6, n_clusters=2, dim=4,
+                              n_items=12, list_len=2)
+    result = run(policy, env, 300, 2)
+    assert result.privacy.details["mechanism"] == mechanism
+    assert all(led["epsilon_spent"] <= 2.0 * (1 + 1e-9) for led in result.ledgers)
+
+
+def test_paper_calibration_needs_the_tree():
+    from privbandit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="calibration"):
+        cdp_fedc3ucb_h(4, 6, 12, 2, 300, epsilon=2.0, delta=1e-5, mechanism="mf",
+                       calibration="paper")

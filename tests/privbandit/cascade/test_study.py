@@ -49,7 +49,8 @@ def test_one_seed_gives_one_world_for_every_algorithm(small_env):
 
 
 def test_unknown_environment_key_is_named(small_env):
-    with pytest.raises(ValueError, match="environment must be keys among"):
+    message = r"unknown key 'users' in \[environment\]; did you mean 'n_users'\?"
+    with pytest.raises(ValueError, match=message):
         get_algorithm("fedind").run({"horizon": 10, "environment": {"users": 3}},
                                     np.random.SeedSequence(0))
 

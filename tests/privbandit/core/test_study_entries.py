@@ -15,8 +15,7 @@ SEED = np.random.SeedSequence(2026, spawn_key=(1,))
 
 @pytest.mark.parametrize("name", ["linucb", "linucb-shared", "lints", "club", "sclub"])
 def test_entries_run_and_repeat(name):
-    config = {"horizon": 150, "environment": {"dim": 4, "users": 6, "clusters": 2, "items": 5,
-                                              "servers": 2}}
+    config = {"horizon": 150, "environment": {"dim": 4, "users": 6, "clusters": 2, "items": 5}}
     a = get_algorithm(name).run(config, SEED)
     b = get_algorithm(name).run(config, SEED)
     assert a.algorithm == name and a.horizon == 150
@@ -37,7 +36,8 @@ def test_factory_settings_and_bad_keys():
                                         "dim": 4, "items": 6, "list_len": 2}, rng), CascadeEnv)
     env = make_environment({"setting": "clustered", "reward": "gaussian", "gap": 0.3}, rng)
     assert isinstance(env, LinearUsersEnv) and env.reward_model == "gaussian"
-    with pytest.raises(ConfigError, match=r"environment must be keys among .*; got \['usres'\]"):
+    message = r"unknown key 'usres' in \[environment\]; did you mean 'users'\? allowed: "
+    with pytest.raises(ConfigError, match=message):
         make_environment({"usres": 3}, rng)
     with pytest.raises(ConfigError, match="environment.setting must be one of"):
         make_environment({"setting": "movielens"}, rng)

@@ -192,3 +192,47 @@ def test_moment_noise_is_not_read_from_the_gram_block():
         assert not np.allclose(moments, grams[:, :, col])
     corr = np.corrcoef(moments.ravel(), grams[:, :, -1].ravel())[0, 1]
     assert abs(corr) < 0.3
+
+
+@given(EPS, DELTA, st.sampled_from(["tree", "honaker", "mf"]))
+def test_every_mechanism_spends_exactly_the_budget(eps, delta, mechanism):
+    p = plan(eps, delta, mechanism=mechanism, horizon=257)
+    assert p.spent_epsilon() <= eps * (1 + 1e-9)
+    assert p.spent_epsilon() == pytest.approx(eps, rel=1e-6)
+    assert p.new_tree().event == p.tree_event
+
+
+def test_radius_reads_the_mechanisms_own_prefix_variance():
+    """mf's worst prefix carries far less noise than the tree's at the same budget, and the
+    tree's is its largest popcount of nodes, not nu nodes in every prefix."""
+    tree, mf = plan(horizon=131_071), plan(horizon=131_071, mechanism="mf")
+    assert tree.stream_variance == pytest.approx(17 * tree.sigma_tree**2)  # popcount(2^17-1)
+    assert tree.nodes == 18
+    assert mf.stream_variance < 0.25 * tree.stream_variance
+    assert mf.stream_variance == pytest.approx(mf.new_tree().max_prefix_variance())
+
+
+@pytest.mark.parametrize("kw, name", [({"mechanism": "binary"}, "mechanism"),
+                                      ({"mechanism": "mf", "calibration": "paper"},
+                                       "calibration")])
+def test_bad_mechanism_choices_are_named(kw, name):
+    from privbandit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=name):
+        plan(**kw)
+
+
+@pytest.mark.parametrize("mechanism", ["honaker", "mf"])
+def test_cdp_fclub_dc_runs_with_any_mechanism_and_charges_its_event(mechanism):
+    from privbandit.envs.clustered import seed000_environment
+    from privbandit.runtime import run
+
+    policy = make_policy("cdp-fclub-dc", dim=3, n_users=6, n_servers=2, horizon=300,
+                         epsilon=2.0, delta=1e-5, mechanism=mechanism)
+    env = seed000_environment(np.random.default_rng(0), n_users=6, n_clusters=2, dim=3,
+                              n_items=4)
+    result = run(policy, env, 300, 1)
+    assert result.params["mechanism"] == mechanism
+    assert result.privacy.details["mechanism"] == mechanism
+    assert result.ledgers and all(led["epsilon_spent"] <= 2.0 * (1 + 1e-9)
+                                  for led in result.ledgers)

@@ -82,7 +82,7 @@ def test_runs_sharing_a_seed_share_the_world(monkeypatch):
 def test_bad_environment_and_parameters_are_named():
     seed = np.random.SeedSequence(0)
     bad_env = {**config("fclub"), "environment": {**ENV, "colour": 1}}
-    with pytest.raises(ConfigError, match=r"environment must be keys among"):
+    with pytest.raises(ConfigError, match=r"unknown key 'colour' in \[environment\]"):
         run_algorithm("fclub", bad_env, seed)
     with pytest.raises(ConfigError, match=r"horizon must be an integer >= 1"):
         run_algorithm("fclub", {"environment": ENV}, seed)

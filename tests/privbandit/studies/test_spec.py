@@ -43,15 +43,18 @@ BAD = [
     ("horizon = 10\n[[algorithm]]\nname = 'toy'\n[algorithm.grid]\nepsilon = [-1]",
      "got -1"),
     ("horizon = 10\n[[algorithm]]\nname = 'toy'\n[algorithm.grid]\nepsilon = [1]\ndelta = [1.5]",
-     "delta must be a number in (0, 1); got 1.5"),
+     "unknown key 'delta' in [algorithm.grid] of toy; allowed: calibration, epsilon, "),
+    ("horizon = 10\n[[algorithm]]\nname = 'cdp-fclub-dc'\n[algorithm.grid]\nepsilon = [1]\n"
+     "delta = [1.5]", "algorithm[0].delta must be a finite number in (0, 1); got 1.5"),
     ("horizon = 10\n[[algorithm]]\nname = 'toy'\n[algorithm.grid]\nepsilon = [1]\n"
      "calibration = ['loose']", "calibration must be one of ['tight', 'paper']; got 'loose'"),
-    ("horizon = 10\n[[algorithm]]\nname = 'toy'", "epsilon must be a list of epsilons > 0"),
+    ("horizon = 10\n[[algorithm]]\nname = 'toy'", "epsilon must be set in [algorithm.params] or"),
     ("horizon = 10\n[[algorithm]]\nname = 'toy-plain'\n[algorithm.params]\nepsilon = 1",
-     "a private algorithm to take"),
+     "unknown key 'epsilon' in [algorithm.params] of toy-plain"),
     ("horizon = 0\n[[algorithm]]\nname = 'toy-plain'", "horizon must be an integer >= 1; got 0"),
     ("horizon = 10\nseeds = 0\n[[algorithm]]\nname = 'toy-plain'", "seeds must be an integer >= 1"),
-    ("horizon = 10\nhorizn = 3\n[[algorithm]]\nname = 'toy-plain'", "study key must be one of"),
+    ("horizon = 10\nhorizn = 3\n[[algorithm]]\nname = 'toy-plain'",
+     "unknown key 'horizn' in the study's top level; did you mean 'horizon'?"),
     ("horizon = 10", "at least one [[algorithm]] table"),
     ("name = 'a b'\nhorizon = 10\n[[algorithm]]\nname = 'toy-plain'", "name must be"),
 ]

@@ -13,6 +13,7 @@ import numpy as np
 from privbandit.accounting import LaplaceEvent, Ledger, PrivacyStatement
 from privbandit.registry import _REGISTRY, AlgorithmEntry, register_algorithm
 from privbandit.result import RunResult
+from privbandit.schema import Param
 
 
 def run_toy(config, seed):
@@ -36,8 +37,11 @@ def run_toy(config, seed):
                      ledgers=ledgers, privacy=PrivacyStatement.none("toy"))
 
 
-TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"))
-TOY_PLAIN = AlgorithmEntry("toy-plain", run_toy)
+PARAMS = (Param("sleep", float, 0.0, "seconds to sleep", range="[0, inf)"),
+          Param("fail_seeds", list, [], "seed indices that raise"))
+TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"),
+                     params=PARAMS)
+TOY_PLAIN = AlgorithmEntry("toy-plain", run_toy, params=PARAMS)
 for entry in (TOY, TOY_PLAIN):
     if entry.name not in _REGISTRY:
         register_algorithm(entry)

@@ -1,0 +1,53 @@
+"""`privbandit account`: every private family's statement and ledger spends."""
+from privbandit.cli import main
+
+# one private algorithm of each family (vertical federation has none: its masks are lossless)
+FCLUB_ENV = "dim = 4\nusers = 12\nclusters = 2\nitems = 5\nservers = 2\n"
+OTHERS_ENV = ("n_users = 6\nn_clusters = 2\nn_items = 8\nlist_len = 2\nagents = 6\narms = 4\n"
+              "threshold = 2\ncluster_size = 3\ncomponents = 2\n")
+STUDY = """
+name = "every-private-family"
+horizon = 1500
+seeds = 1
+[environment]
+{env}
+{algorithms}
+"""
+ALGORITHMS = ("cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+", "cdp-mab",
+              "ddp-mab", "hdp-mab", "anonymous-base-laplace")
+
+
+def _account(tmp_path, capsys, algorithms, *args, env=FCLUB_ENV + OTHERS_ENV):
+    tables = "".join(f'[[algorithm]]\nname = "{n}"\n' + (
+        "[algorithm.grid]\nepsilon = [1]\n" if n.startswith(("cdp", "ddp", "hdp", "anon")) else "")
+        for n in algorithms)
+    path = tmp_path / "study.toml"
+    path.write_text(STUDY.format(env=env, algorithms=tables))
+    assert main(["account", str(path), *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_account_prints_every_private_familys_statement_and_ledgers(tmp_path, capsys):
+    out = _account(tmp_path, capsys, ("fclub-dc", *ALGORITHMS), "--horizon", "1200")
+    heads = [line for line in out.splitlines() if not line.startswith("  ")]
+    assert [h.split(" [")[0] for h in heads] == list(ALGORITHMS)  # the non-private one is skipped
+    assert all("[epsilon=1]:" in h for h in heads)
+    blocks = out.split("\n" + "cdp-mab [")[1]
+    assert "at delta=0 (pure DP) (pure-dp" in blocks  # pure-DP ledgers: what they have
+    assert "spent epsilon=1 of 1 at delta=1e-05 (exact-gaussian" in out  # (epsilon, delta) ones
+    assert "(1, 1e-05, L=2, m=2)-CDP" in out
+    assert "more ledgers alike)" in out  # identical agents' ledgers folded into one line
+    assert "NOT DP" not in out
+
+
+def test_account_of_a_study_without_private_algorithms(tmp_path, capsys):
+    out = _account(tmp_path, capsys, ("fclub-dc", "linucb"), env=FCLUB_ENV)
+    assert out.strip() == "no private algorithm in this study: nothing is spent"
+
+
+def test_account_flags_a_not_dp_release(tmp_path, capsys):
+    path = tmp_path / "raw.toml"
+    path.write_text(STUDY.format(env=FCLUB_ENV, algorithms='[[algorithm]]\nname = "cdp-fclub-dc"\n'
+                                 '[algorithm.params]\ndetection = "raw"\nepsilon = 1\n'))
+    assert main(["account", str(path), "--horizon", "400"]) == 0
+    assert "NOT DP" in capsys.readouterr().out

@@ -1,0 +1,227 @@
+"""The declarative study schema: unknown keys, bad values, shared environment, presets."""
+import inspect
+
+import pytest
+
+from privbandit.errors import ConfigError
+from privbandit.registry import AlgorithmEntry, algorithms, get_algorithm
+from privbandit.schema import REQUIRED, Param, check_table, fill
+from privbandit.studies import parse_study
+from privbandit.studies.command import _load
+
+FEDMAB = """
+horizon = 100
+seeds = 1
+[environment]
+{env}
+[[algorithm]]
+name = "cdp-mab"
+[algorithm.grid]
+epsilon = [1]
+"""
+
+
+def _error(text):
+    with pytest.raises(ConfigError) as info:
+        parse_study(text)
+    return str(info.value)
+
+
+def test_an_unknown_environment_key_is_named_with_a_suggestion():
+    message = _error(FEDMAB.format(env="agnets = 6"))
+    assert message.startswith("unknown key 'agnets' in [environment]; did you mean 'agents'? "
+                              "allowed: agents, arms, heterogeneous")
+
+
+@pytest.mark.parametrize("table, line, message", [
+    ("params", "alpah = 1.0", "unknown key 'alpah' in [algorithm.params] of cdp-fclub-dc; "
+                              "did you mean 'alpha'? allowed: alpha, alpha2, "),
+    ("grid", "calibraton = ['paper']", "unknown key 'calibraton' in [algorithm.grid] of "
+                                       "cdp-fclub-dc; did you mean 'calibration'?"),
+    ("params", "alpha = 'big'", "algorithm[0].alpha must be a finite number > 0; got 'big'"),
+    ("params", "detection = 'noisy'", "algorithm[0].detection must be one of ['private', 'raw']"),
+    ("params", "upload_threshold = 1.0", "upload_threshold must be a finite number > 1; got 1.0"),
+    ("grid", "delta = [0.1, 1]", "algorithm[0].delta must be a finite number in (0, 1); got 1"),
+    ("grid", "epsilon = [inf]", "algorithm[0].epsilon must be a finite number > 0; got inf"),
+])
+def test_params_and_grid_are_checked_against_the_declarations(table, line, message):
+    text = (f"horizon = 10\n[[algorithm]]\nname = 'cdp-fclub-dc'\n[algorithm.{table}]\n{line}\n"
+            + ("[algorithm.grid]\nepsilon = [1]\n" if table == "params" else
+               "" if "epsilon" in line else "epsilon = [1]\n"))
+    assert message in _error(text)
+
+
+def test_bad_environment_values_name_the_key_and_what_is_allowed():
+    assert "environment.agents must be an integer >= 1; got 0" in _error(
+        FEDMAB.format(env="agents = 0"))
+    assert "environment.heterogeneous must be true or false; got 1" in _error(
+        FEDMAB.format(env="heterogeneous = 1"))
+
+
+def test_the_environment_is_shared_and_each_algorithm_gets_its_keys_filled():
+    spec = parse_study("""
+horizon = 100
+seeds = 1
+[environment]
+agents = 6
+graph = "star"
+components = 2
+[[algorithm]]
+name = "cdp-mab"
+[algorithm.grid]
+epsilon = [1]
+[[algorithm]]
+name = "ddp-mab"
+[algorithm.grid]
+epsilon = [1]
+[[algorithm]]
+name = "hdp-mab"
+[algorithm.grid]
+epsilon = [1]
+""")
+    envs = {run.algorithm: run.config()["environment"] for run in spec.runs()}
+    assert envs["cdp-mab"] == {"agents": 6, "arms": 100, "heterogeneous": False}
+    assert envs["ddp-mab"] == {"agents": 6, "arms": 100, "heterogeneous": False,
+                               "graph": "star", "edge_prob": 0.1}
+    assert envs["hdp-mab"]["components"] == 2 and "graph" not in envs["hdp-mab"]
+    # a key no algorithm of the study reads is refused
+    assert "unknown key 'graph' in [environment]" in _error(FEDMAB.format(env="graph = 'ring'"))
+
+
+def test_every_declared_parameter_reaches_the_run_with_its_default():
+    spec = parse_study(FEDMAB.format(env=""))
+    config = spec.runs()[0].config()
+    assert config == {"epsilon": 1, "sampler": "grid", "participation": 1.0, "rounds": None,
+                      "server_cost": 25.0, "horizon": 100, "environment": config["environment"]}
+
+
+PRESET = """
+horizon = 10
+[[algorithm]]
+name = "cdp-fclub-dc"
+{preset}
+[algorithm.params]
+{params}
+[algorithm.grid]
+epsilon = [1]
+{grid}
+"""
+
+
+def _private_config(preset="", params="", grid=""):
+    text = PRESET.format(preset=preset, params=params, grid=grid)
+    return parse_study(text).runs()[0].config()
+
+
+def test_privacy_defaults_are_a_deployments_and_the_paper_lives_in_a_preset():
+    plain = _private_config()
+    assert (plain["delta"], plain["calibration"], plain["sampler"]) == (1e-5, "tight", "grid")
+    paper = _private_config(preset='preset = "paper"')
+    assert (paper["delta"], paper["calibration"], paper["sampler"]) == (0.1, "paper", "fast")
+    assert paper["alpha"] == plain["alpha"] == 1.5  # what the preset leaves alone: the defaults
+
+
+def test_explicit_params_and_grid_override_the_preset():
+    config = _private_config(preset='preset = "paper"', params="delta = 0.01",
+                             grid='calibration = ["tight"]')
+    assert (config["delta"], config["calibration"], config["sampler"]) == (0.01, "tight", "fast")
+
+
+def test_an_unknown_preset_lists_the_presets():
+    assert "algorithm[0].preset must be one of ['paper'] (cdp-fclub-dc's presets); got 'papr'" in (
+        _error(PRESET.format(preset='preset = "papr"', params="", grid="")))
+    text = "horizon = 10\n[[algorithm]]\nname = 'fclub'\npreset = 'paper'"
+    assert "fclub has no presets" in _error(text)
+
+
+def test_an_unknown_key_of_an_algorithm_table_is_named():
+    text = "horizon = 10\n[[algorithm]]\nname = 'fclub'\nparmas = {}"
+    assert "unknown key 'parmas' in [[algorithm]] #0; did you mean 'params'?" in _error(text)
+
+
+def test_a_preset_is_checked_when_the_entry_is_declared():
+    with pytest.raises(ConfigError, match="unknown key 'delt' in preset 'paper' of x"):
+        AlgorithmEntry("x", lambda c, s: None, private=True, needs_delta=True,
+                       presets={"paper": {"delt": 0.1}})
+    with pytest.raises(ConfigError, match=r"paper.*delta must be a finite number in \(0, 1\)"):
+        AlgorithmEntry("x", lambda c, s: None, private=True, needs_delta=True,
+                       presets={"paper": {"delta": 2.0}})
+
+
+def test_overrides_apply_to_the_validated_spec(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(FEDMAB.format(env="agents = 6"))
+    spec = _load(path, 7, 55)
+    assert (spec.base_seed, spec.horizon) == (7, 55)
+    assert _load(path, None, None) == parse_study(path.read_text())
+    with pytest.raises(ConfigError, match="horizon must be an integer >= 1; got 0"):
+        _load(path, None, 0)
+
+
+def test_param_checks():
+    p = Param("beta", (float, str), "oful", "radius", choices=("oful",), range="(0, inf)")
+    assert p.check(0.3, "x") == 0.3 and p.check("oful", "x") == "oful"
+    for bad in ("ofu", 0, -1.0, True, [1]):
+        with pytest.raises(ConfigError, match="x.beta must be a finite number > 0 or one of"):
+            p.check(bad, "x")
+    assert fill({}, (p, Param("epsilon", float, REQUIRED))) == {"beta": "oful"}
+    with pytest.raises(ConfigError, match="an interval"):
+        Param("bad", float, 1.0, range="0..1")
+    with pytest.raises(ConfigError, match=r"unknown key 'betta' in \[t\]; did you mean 'beta'"):
+        check_table("[t]", {"betta": 1}, (p,))
+
+
+# -- declared defaults agree with the code they configure --------------------------------
+def _signature_defaults(func):
+    return {name: p.default for name, p in inspect.signature(func).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _check_defaults(entry_name, func, skip=()):
+    code = _signature_defaults(func)
+    for p in get_algorithm(entry_name).params:
+        if p.name in code and p.name not in skip:
+            assert p.default == code[p.name], (entry_name, p.name, p.default, code[p.name])
+
+
+def test_declared_defaults_match_the_constructors():
+    from privbandit.cascade.algorithm import FederatedCascadeUCB, IndependentCascadeUCB
+    from privbandit.cascade.private import CDPFedC3UCBH
+    from privbandit.fclub.config import FclubConfig
+    from privbandit.fclub.privacy import CdpPlan
+    from privbandit.policies import CLUB, SCLUB, LinTS, LinUCB
+    from privbandit.private import GuardPlan
+
+    for name, cls in (("linucb", LinUCB), ("lints", LinTS), ("club", CLUB), ("sclub", SCLUB),
+                      ("club-per-server", CLUB),
+                      ("sclub-per-server", SCLUB), ("linucb-per-user", LinUCB)):
+        _check_defaults(name, cls)
+    for name, cls, own in (("vfucb", LinUCB, "beta"), ("partial-linucb", LinUCB, "beta"),
+                           ("vfts", LinTS, "v"), ("partial-lints", LinTS, "v")):
+        _check_defaults(name, cls, skip=(own,))  # seed 003's radius 0.5, posterior scale 0.01
+    for name in ("fclub", "fclub-dc", "homo", "cdp-fclub-dc"):
+        _check_defaults(name, FclubConfig)
+    _check_defaults("cdp-fclub-dc", CdpPlan, skip=("sampler",))
+    for name in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb"):
+        _check_defaults(name, FederatedCascadeUCB)
+    _check_defaults("fedind", IndependentCascadeUCB)
+    _check_defaults("cdp-fedc3ucb-h", CDPFedC3UCBH, skip=("sampler",))
+    for name in ("cdp-fclub-dc+", "cdp-fedc3ucb-h+"):
+        _check_defaults(name, GuardPlan, skip=("sampler",))
+    _check_defaults("cdp-fclub-dc+", FclubConfig)
+    _check_defaults("cdp-fedc3ucb-h+", IndependentCascadeUCB)
+
+
+def test_every_entry_declares_and_lists_its_keys(capsys):
+    from privbandit.cli import main
+
+    for name, entry in algorithms().items():
+        if not getattr(entry.run, "func", entry.run).__module__.startswith("privbandit."):
+            continue  # the tests' own entries
+        assert entry.environment, name
+        assert entry.private == ("epsilon" in {p.name for p in entry.params}), name
+    assert main(["study", "algorithms", "cdp-fclub-dc"]) == 0
+    out = capsys.readouterr().out
+    assert "delta: a finite number in (0, 1); default 1e-05" in out
+    assert "preset 'paper': delta = 0.1, calibration = 'paper'" in out
+    assert "servers: an integer >= 1; default 5" in out
