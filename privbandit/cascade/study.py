@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.mechanisms.continual import CONTINUAL_MECHANISMS
+
 from ..envs import seed001_environment
 from ..errors import config_error
 from ..registry import (
@@ -65,6 +67,8 @@ PRIVATE = (
     Param("mechanism", str, "tree", "each agent's continual-release mechanism",
           choices=("tree", "honaker", "mf")),
     Param("accountant", str, "exact-gaussian", "the ledgers' accountant"),
+    Param("mechanism", str, "tree", "each agent's continual-release mechanism (calibration "
+          "'paper' is the tree's)", choices=tuple(CONTINUAL_MECHANISMS)),
     Param("noise_level", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
     Param("noise_width_scale", (float, str), "matched", "factor on the width's noise term, "
           "or 'matched'", choices=("matched",), range="(0, inf)"),

@@ -1,8 +1,8 @@
 """Registration of the FCLUB family for studies (`privbandit.registry`).
 
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
-calibration "tight" | "paper", sampler; preset "paper": the paper's delta 0.1,
-node formula and float noise), "cdp-fclub-dc+" (private: epsilon, delta,
+calibration "tight" | "paper", sampler, mechanism; preset "paper": the paper's
+delta 0.1 and node formula), "cdp-fclub-dc+" (private: epsilon, delta,
 sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
@@ -74,9 +74,8 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
-# the paper's evaluation (seed 000, Section 6): delta = 0.1, its node-noise formula,
-# and the NumPy float noise of its public code
-PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "sampler": "fast"}}
+# the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}
 # the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
 PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {

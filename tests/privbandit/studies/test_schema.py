@@ -117,14 +117,14 @@ def test_privacy_defaults_are_a_deployments_and_the_paper_lives_in_a_preset():
     plain = _private_config()
     assert (plain["delta"], plain["calibration"], plain["sampler"]) == (1e-5, "tight", "grid")
     paper = _private_config(preset='preset = "paper"')
-    assert (paper["delta"], paper["calibration"], paper["sampler"]) == (0.1, "paper", "fast")
+    assert (paper["delta"], paper["calibration"], paper["sampler"]) == (0.1, "paper", "grid")
     assert paper["alpha"] == plain["alpha"] == 1.5  # what the preset leaves alone: the defaults
 
 
 def test_explicit_params_and_grid_override_the_preset():
     config = _private_config(preset='preset = "paper"', params="delta = 0.01",
                              grid='calibration = ["tight"]')
-    assert (config["delta"], config["calibration"], config["sampler"]) == (0.01, "tight", "fast")
+    assert (config["delta"], config["calibration"]) == (0.01, "tight")
 
 
 def test_an_unknown_preset_lists_the_presets():

@@ -38,7 +38,8 @@ def run_toy(config, seed):
 
 
 PARAMS = (Param("sleep", float, 0.0, "seconds to sleep", range="[0, inf)"),
-          Param("fail_seeds", list, [], "seed indices that raise"))
+          Param("fail_seeds", list, [], "seed indices that raise"),
+          Param("scale", float, 1.0, "factor on the regret", range="(0, inf)"))
 TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"),
                      params=PARAMS)
 TOY_PLAIN = AlgorithmEntry("toy-plain", run_toy, params=PARAMS)
