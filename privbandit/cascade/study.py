@@ -64,8 +64,6 @@ PRIVATE = (
     *privacy_params(delta=True, calibrations=("tight", "paper"), sampler=True),
     Param("paper_formula", str, "seed000", "the node-noise formula of calibration 'paper'",
           choices=("seed000", "shariff-sheffet")),
-    Param("mechanism", str, "tree", "each agent's continual-release mechanism",
-          choices=("tree", "honaker", "mf")),
     Param("accountant", str, "exact-gaussian", "the ledgers' accountant"),
     Param("mechanism", str, "tree", "each agent's continual-release mechanism (calibration "
           "'paper' is the tree's)", choices=tuple(CONTINUAL_MECHANISMS)),
