@@ -29,6 +29,7 @@ def elicitation_floor(env: AnonymousBanditEnv, calls: int, seed: int) -> float:
     """Seconds for `calls` elicitations of one fixed assignment (the mechanism alone)."""
     rng = np.random.default_rng(seed)
     assignment = np.arange(N) % K
+    env.play(assignment[None, :], np.array([calls * (2 * C + 2)]))  # released once each
     start = time.perf_counter()
     for _ in range(calls):
         elicit_feedback(env.aggregator, assignment, rng)

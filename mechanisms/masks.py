@@ -88,7 +88,7 @@ def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
             f"got shape {x.shape}"
         )
     x = x.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise MaskError(f"contexts of {party} must be finite; got NaN or infinite entries")
     return x
 
@@ -119,6 +119,8 @@ class PartyMask:
             )
         _check_orthonormal("block", b, "have orthonormal columns", "B")
         object.__setattr__(self, "block", _readonly(b))
+        # contiguous Q^j^T: x.dot of small batches is cheaper than x @ of a transposed view
+        object.__setattr__(self, "_block_t", _readonly(np.ascontiguousarray(b.T)))
 
     @property
     def dim(self) -> int:
@@ -134,10 +136,20 @@ class PartyMask:
     def event(self) -> NotDifferentiallyPrivate:
         return MASK_EVENT
 
-    def mask(self, contexts: object) -> np.ndarray:
-        """Q^j x^j for every row: (..., K, d_j) -> (..., K, d)."""
+    def mask(self, contexts: object, out: np.ndarray | None = None) -> np.ndarray:
+        """Q^j x^j for every row: (..., K, d_j) -> (..., K, d).
+
+        `out`: a C-contiguous float64 array of the result's shape to write into
+        (e.g. a message buffer), else a new array.
+        """
         x = _check_contexts(contexts, self.width, f"party {self.party}")
-        return x @ self.block.T
+        if out is None:
+            return x.dot(self._block_t)
+        if out.shape != x.shape[:-1] + (self.dim,) or out.dtype != np.float64 or not (
+                out.flags.c_contiguous):
+            raise ShapeError(f"out must be a C-contiguous float64 array of shape "
+                             f"{x.shape[:-1] + (self.dim,)}; got {out.dtype} {out.shape}")
+        return np.dot(x, self._block_t, out=out)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,11 +252,10 @@ class OrthogonalMask:
             raise ShapeError(
                 f"contexts must share their leading shape (..., K); got {sorted(lead)}"
             )
-        # One output and one scratch buffer: M fresh (K, d) temporaries cost more than the adds.
-        out = np.matmul(xs[0], self._parties[0].block.T)
-        tmp = np.empty_like(out)
+        # the parties' own product (`PartyMask.mask`), so the sums match theirs bit for bit
+        out = xs[0].dot(self._parties[0]._block_t)
         for x, party in zip(xs[1:], self._parties[1:], strict=True):
-            out += np.matmul(x, party.block.T, out=tmp)
+            out += x.dot(party._block_t)
         return out
 
     def unmask(self, masked: object) -> np.ndarray:

@@ -79,6 +79,8 @@ LOCKSTEP = ("fclub-dc",)  # algorithms with a batched version (`fclub.lockstep`)
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}
+# the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
+PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
@@ -146,6 +148,12 @@ def _runner(name: str):
     return run_named
 
 
+def _presets(name: str) -> dict[str, dict[str, Any]]:
+    if name == "cdp-fclub-dc":
+        return PRESETS
+    return PUBLIC_CODE if name in ("fclub", "fclub-dc") else {}
+
+
 def _entries() -> list[AlgorithmEntry]:
     out = []
     for name, text in _DESCRIPTIONS.items():
@@ -154,7 +162,7 @@ def _entries() -> list[AlgorithmEntry]:
             name, _runner(name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
-            presets=PRESETS if name == "cdp-fclub-dc" else {}, description=text,
+            presets=_presets(name), description=text,
             lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None))
     return out
 
