@@ -35,6 +35,11 @@ class Ledger:
         self.epsilon_budget = check_positive("epsilon", epsilon)
         self.delta_budget = check_delta("delta", delta)
         self._accountant = make_accountant(accountant)
+        if self.delta_budget == 0.0 and self._accountant.needs_delta:
+            raise invalid(
+                "delta", delta,
+                f"> 0 with the {self._accountant.name!r} accountant, which bounds epsilon only "
+                "at a delta > 0 (for delta = 0 use accountant='pure-dp')")
         if self._accountant.releases:
             raise invalid("accountant", accountant, "a fresh accountant with no events")
         self._notes: list[NotDifferentiallyPrivate] = []

@@ -4,7 +4,9 @@ from __future__ import annotations
 import math
 import numbers
 
-from .errors import invalid
+import numpy as np
+
+from .errors import InvalidParameterError, invalid
 
 
 def _real(name: str, value: object) -> float:
@@ -44,3 +46,18 @@ def check_count(name: str, value: object, minimum: int = 1) -> int:
     if value < minimum:
         raise invalid(name, value, f"an integer >= {minimum}")
     return int(value)
+
+
+def as_array(name: str, value: object) -> np.ndarray:
+    """`value` as a NumPy array, or an error naming `name` when it is not rectangular.
+
+    NumPy refuses ragged nesting ([[1, 2], [3]]) with a message that names no
+    argument; this says which argument was ragged.  Dtype checks are the
+    caller's (an array of strings or objects comes back as it is).
+    """
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterError(
+            f"{name} must be a rectangular array of numbers (nested sequences of equal "
+            f"lengths); got a ragged {type(value).__name__} ({exc})") from None

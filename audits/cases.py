@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.errors import MissingExtraError, require_extra
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
 from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
 from privbandit.mechanisms.laplace import LaplaceMeans, pairwise_mean
@@ -174,11 +175,19 @@ def _exponential_params(utility) -> dict:
             "candidates": ["a", "b", "c", "d"]}
 
 
+def diffprivlib_missing() -> str | None:
+    """None if diffprivlib imports, else the one-line reason (the 'audit' extra to install)."""
+    try:
+        require_extra("diffprivlib.mechanisms", "audit", "the diffprivlib audits")
+    except MissingExtraError as exc:
+        return str(exc)
+    return None
+
+
 def foreign_cases() -> list[AuditCase]:
-    """OpenDP's exact measurements and a chain; diffprivlib's float-safe and float mechanisms."""
+    """OpenDP's exact measurements and a chain; diffprivlib's float-safe and float mechanisms
+    (only OpenDP's without the 'audit' extra: see `diffprivlib_missing`)."""
     import opendp.prelude as dp
-    from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Geometric, Laplace, Snapping
-    from diffprivlib.tools import mean
 
     dp.enable_features("contrib")
     scalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
@@ -191,6 +200,21 @@ def foreign_cases() -> list[AuditCase]:
     od_chain = OpenDPMechanism(chain, "opendp clamp >> sum >> laplace")
     chain_pair = NeighbouringPair([0.5, 0.5, 1.0], [0.5, 0.5], "add/remove one record in [0, 1]",
                                   "record 1.0 removed")
+    opendp = [
+        AuditCase("opendp make_laplace scale=1", od_lap, pair, None, od_lap.claim(1.0),
+                  samples=EXACT_SAMPLES),
+        AuditCase("opendp make_gaussian scale=1", od_gauss, pair, None,
+                  od_gauss.claim(1.0, DELTA), samples=EXACT_SAMPLES),
+        AuditCase("opendp clamp>>sum>>laplace", od_chain, chain_pair, None, od_chain.claim(1),
+                  samples=EXACT_SAMPLES),
+    ]
+    return opendp if diffprivlib_missing() else opendp + _diffprivlib_cases(pair)
+
+
+def _diffprivlib_cases(pair: NeighbouringPair) -> list[AuditCase]:
+    from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Geometric, Laplace, Snapping
+    from diffprivlib.tools import mean
+
     dl_lap = DiffprivlibMechanism(Laplace, "diffprivlib Laplace",
                                   {"epsilon": 1.0, "sensitivity": 1.0})
     dl_gauss = DiffprivlibMechanism(GaussianAnalytic, "diffprivlib GaussianAnalytic",
@@ -209,12 +233,6 @@ def foreign_cases() -> list[AuditCase]:
                                  "record 3: 0 -> 1")
     unsafe = "textbook floating-point noise: the float-bit events catch it (Mironov 2012)"
     return [
-        AuditCase("opendp make_laplace scale=1", od_lap, pair, None, od_lap.claim(1.0),
-                  samples=EXACT_SAMPLES),
-        AuditCase("opendp make_gaussian scale=1", od_gauss, pair, None,
-                  od_gauss.claim(1.0, DELTA), samples=EXACT_SAMPLES),
-        AuditCase("opendp clamp>>sum>>laplace", od_chain, chain_pair, None, od_chain.claim(1),
-                  samples=EXACT_SAMPLES),
         AuditCase("diffprivlib Snapping eps=1", dl_snap, pair, None, dl_snap.claim(),
                   samples=20_000),
         AuditCase("diffprivlib Geometric eps=1", dl_geo, NeighbouringPair(0, 1, "counts, +1"),

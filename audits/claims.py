@@ -4,7 +4,7 @@
 reads it off a mechanism's privacy event through an accountant, so an audit
 checks exactly what the ledger would charge.  `NeighbouringPair(dataset,
 neighbour, relation, description)` is one pair of inputs that the stated
-neighbouring relation (DESIGN.md §3) allows.
+neighbouring relation (docs/privacy_relations.md) allows.
 """
 from __future__ import annotations
 

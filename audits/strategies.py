@@ -21,7 +21,7 @@ Bounded data: `bounded_vectors(dim, norm_bound)`, `contexts(arms, dim,
 norm_bound)`, `rewards(shape, lo, hi)`, `gram_records(dim, norm_bound)`.
 
 Neighbouring pairs (`privbandit.audits.NeighbouringPair`), under each relation of
-DESIGN.md section 3, for any record strategy and for vectors, Gram matrices
+docs/privacy_relations.md, for any record strategy and for vectors, Gram matrices
 and rewards:
 
     neighbouring_pairs(records, size, relation)
@@ -66,7 +66,7 @@ from .claims import NeighbouringPair
 
 SearchStrategy = st.SearchStrategy
 
-# -- neighbouring relations (DESIGN.md section 3) -------------------------------------------
+# -- neighbouring relations (docs/privacy_relations.md) -------------------------------------------
 RECORD_LEVEL = "record-level"  # fixed-length stream: one step's record present vs absent (zero)
 ADD_REMOVE = "add/remove"  # one record removed: n records vs n - 1
 REPLACE_ONE = "replace-one"  # one record replaced by another in-bound record
@@ -335,7 +335,7 @@ def neighbouring_pairs(records: SearchStrategy, size: Any, relation: str) -> Sea
     Records keep their dtype (integers stay integers: bins, categories).
     `size`: the number of records (int), a grid of them (tuple, e.g. (arms,
     pulls) for an agent's reward history), or a strategy for either.  The
-    dataset has shape (*size, *record_shape); the relations (DESIGN.md §3):
+    dataset has shape (*size, *record_shape); the relations (docs/privacy_relations.md):
 
     - "record-level": a stream of fixed length; the record at one step is
       present (non-zero) in the dataset and absent (zero) in the neighbour --

@@ -29,6 +29,7 @@ def elicitation_floor(env: AnonymousBanditEnv, calls: int, seed: int) -> float:
     """Seconds for `calls` elicitations of one fixed assignment (the mechanism alone)."""
     rng = np.random.default_rng(seed)
     assignment = np.arange(N) % K
+    env.play(assignment[None, :], np.array([calls * (2 * C + 2)]))  # released once each
     start = time.perf_counter()
     for _ in range(calls):
         elicit_feedback(env.aggregator, assignment, rng)
@@ -39,7 +40,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10**5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 2000
     means = clustered_means(N, K, U, np.random.default_rng(args.seed))
     env = AnonymousBanditEnv(means, C)
     algorithms = {

@@ -119,7 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1_000_000)
     parser.add_argument("--ref-rounds", type=int, default=50_000)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.ref_rounds = 1000, 500
     seed = np.random.SeedSequence(2024)
 
     _, _, env_cpu = environment_only(args.ref_rounds, seed)

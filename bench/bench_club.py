@@ -91,7 +91,10 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.users, args.clusters, args.repeats = 300, 20, 2, 1
 
     env = seed000_environment(seed_streams(args.seed)["world"], n_users=args.users,
                               n_clusters=args.clusters)

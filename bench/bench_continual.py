@@ -75,8 +75,11 @@ def increments_per_second(horizon: int, calls: int, batches: int) -> dict[str, f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer timed increments")
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
     calls, batches = (500, 3) if args.quick else (3000, 7)
+    if args.smoke:
+        calls, batches = 20, 1
     figures: dict[str, float] = {}
     print("sampler for timings: FAST (numpy, not float-safe); noise figures do not depend on it")
     print(f"{'T':>7} {'mechanism':<10} {'sigma':>9} {'worst std':>10} {'rms std':>9} "

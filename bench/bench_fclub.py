@@ -9,29 +9,161 @@ seed, driven by `privbandit.run` (environment included).
   with one model per user (`policies.LinUCB`) on the same world and
   rounds -- the ratio measures the federated, private machinery
   (tree privatizer per local cluster, det-ratio triggers, phase detection) over
-  a plain per-user ridge model.  The authors' public code runs about 2,200
-  rounds/s at this setting (figure quoted in issue #7), not measured here;
-  it is only printed for scale.
+  a plain per-user ridge model.
+- reference, measured in the same run: `Straightforward`, FCLUB-DC written
+  plainly in this script as the authors' public code writes it (a matrix
+  inverse and a determinant per round, a Python loop over items, edges and
+  clusters; noiseless, as that code's uploads are), for --ref-rounds rounds;
+  FCLUB-DC and CDP-FCLUB-DC rounds per CPU second are divided by its.  The
+  authors' own figure, about 2,200 rounds/s on their machine, is printed
+  only as `authors_rounds_per_second_quoted` (quoted, not measured).
 - communication: messages (uploads + downloads, the paper's C(T)) and rounds
   with any communication of FCLUB, FCLUB-DC and CDP-FCLUB-DC at each horizon
   of --comm-horizons (add 1000000 for the 10^6 point; about 3 minutes).
 
-Usage: python bench/bench_fclub.py [--rounds 100000] [--epsilon 1]
+- private_over_plain: rounds per CPU second of the guarded private FCLUB-DC
+  ("cdp-fclub-dc+" with its study defaults: the matrix-factorisation
+  mechanism, delta = 1e-5) over those of non-private FCLUB-DC, through the
+  study entries (world included), --private-rounds rounds, median of
+  --repeats alternating repeats.
+
+Usage: python bench/bench_fclub.py [--rounds 100000] [--ref-rounds 20000] [--epsilon 1]
                                    [--comm-horizons 10000,100000]
+                                   [--private-rounds 20000] [--repeats 3]
 Output ends with key: value lines.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import time
+
+import numpy as np
 
 from privbandit.envs import seed000_environment
 from privbandit.fclub import make_policy
+from privbandit.fclub.study import run_algorithm
 from privbandit.policies import LinUCB
+from privbandit.policies.base import Policy
+from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
+from privbandit.schema import fill
 
-AUTHORS_ROUNDS_PER_SECOND = 2200.0
+AUTHORS_ROUNDS_PER_SECOND = 2200.0  # quoted (issue #7, the authors' machine)
 SETTING = {"dim": 10, "n_users": 20, "n_servers": 5}
+
+
+class Straightforward(Policy):
+    """FCLUB-DC (seed 000, Algorithms 1-2) without vectorization: the speed reference.
+
+    Servers hold contiguous blocks of users; phase s starts at round 2^s - 2 with
+    local edge deletion (eq. 3), connected components, a global merge of local
+    clusters (eq. 4) and fresh statistics; a round serves the user from its local
+    cluster's synchronized copy plus its upload buffer with the OFUL radius, uploads
+    when det grows by `up`, and other local clusters of the global cluster download
+    when theirs lags by `down`.
+    """
+
+    name = "fclub-dc-straightforward"
+
+    def __init__(self, dim: int, n_users: int, n_servers: int, alpha: float = 1.5,
+                 alpha2: float = 2.0, up: float = 1.01, down: float = 1.01,
+                 lam: float = 1.0) -> None:
+        self.d, self.n, self.lam = dim, n_users, lam
+        self.alpha, self.alpha2, self.up, self.down = alpha, alpha2, up, down
+        self.server = np.arange(n_users) * n_servers // n_users
+        self.adj = self.server[:, None] == self.server[None, :]
+        np.fill_diagonal(self.adj, False)
+        self.V, self.b = np.zeros((n_users, dim, dim)), np.zeros((n_users, dim))
+        self.T = np.zeros(n_users)
+        self.next_phase, self.phase = 0, 0
+
+    def _theta(self, V, b):
+        return np.linalg.solve(self.lam * np.eye(self.d) + V, b)
+
+    def _components(self) -> list[int]:
+        label = [-1] * self.n
+        for start in range(self.n):
+            if label[start] < 0:
+                label[start], stack = start, [start]
+                while stack:
+                    u = stack.pop()
+                    for v in np.flatnonzero(self.adj[u]):
+                        if label[v] < 0:
+                            label[v] = start
+                            stack.append(v)
+        return label
+
+    def _regroup(self) -> None:
+        conf = np.sqrt((1 + np.log1p(self.T)) / (1 + self.T))
+        theta = [self._theta(self.V[u], self.b[u]) for u in range(self.n)]
+        for i in range(self.n):
+            for j in range(i + 1, self.n):
+                gap = np.linalg.norm(theta[i] - theta[j])
+                if self.adj[i, j] and gap > self.alpha * (conf[i] + conf[j]):
+                    self.adj[i, j] = self.adj[j, i] = False
+        locals_ = sorted(set(self._components()))
+        self.local = {c: k for k, c in enumerate(locals_)}
+        label = self._components()
+        self.user_local = [self.local[c] for c in label]
+        members = [[u for u in range(self.n) if self.user_local[u] == k]
+                   for k in self.local.values()]
+        lv = [sum(self.V[u] for u in m) for m in members]
+        lb = [sum(self.b[u] for u in m) for m in members]
+        lt = [sum(self.T[u] for u in m) for m in members]
+        glob = list(range(len(members)))  # union of local clusters by eq. 4
+        for a in range(len(members)):
+            for c in range(a + 1, len(members)):
+                fa = math.sqrt((1 + math.log1p(lt[a])) / (1 + lt[a]))
+                fc = math.sqrt((1 + math.log1p(lt[c])) / (1 + lt[c]))
+                if np.linalg.norm(self._theta(lv[a], lb[a]) - self._theta(lv[c], lb[c])) < (
+                        self.alpha2 * (fa + fc)):
+                    old, new = glob[c], glob[a]
+                    glob = [new if g == old else g for g in glob]
+        self.glob = glob
+        self.GV = {g: sum(lv[k] for k in range(len(lv)) if glob[k] == g) for g in set(glob)}
+        self.Gb = {g: sum(lb[k] for k in range(len(lb)) if glob[k] == g) for g in set(glob)}
+        self.SV = [self.GV[g].copy() for g in glob]
+        self.Sb = [self.Gb[g].copy() for g in glob]
+        self.BV = [np.zeros((self.d, self.d)) for _ in glob]
+        self.Bb = [np.zeros(self.d) for _ in glob]
+
+    def select(self, items, user, t, rng):
+        if t == self.next_phase:
+            self._regroup()
+            self.phase += 1
+            self.next_phase = 2 ** (self.phase + 1) - 2
+        c = self.user_local[user]
+        V = self.lam * np.eye(self.d) + self.SV[c] + self.BV[c]
+        inv = np.linalg.inv(V)
+        theta = inv @ (self.Sb[c] + self.Bb[c])
+        logdet = np.linalg.slogdet(V)[1] - self.d * math.log(self.lam)
+        beta = 0.5 * math.sqrt(2 * math.log(10) + logdet) + math.sqrt(self.lam)
+        scores = [x @ theta + beta * math.sqrt(x @ inv @ x) for x in items]
+        return int(np.argmax(scores))
+
+    def update(self, items, user, action, feedback, t):
+        x, y = items[action], float(feedback)
+        xx = np.outer(x, x)
+        self.V[user] += xx
+        self.b[user] += y * x
+        self.T[user] += 1
+        c = self.user_local[user]
+        self.BV[c] += xx
+        self.Bb[c] += y * x
+        base = self.lam * np.eye(self.d) + self.SV[c]
+        if np.linalg.det(base + self.BV[c]) / np.linalg.det(base) <= self.up:
+            return
+        g = self.glob[c]
+        self.GV[g] += self.BV[c]
+        self.Gb[g] += self.Bb[c]
+        self.BV[c], self.Bb[c] = np.zeros((self.d, self.d)), np.zeros(self.d)
+        full = np.linalg.det(self.lam * np.eye(self.d) + self.GV[g])
+        for k, gk in enumerate(self.glob):
+            if gk == g and (k == c or full / np.linalg.det(
+                    self.lam * np.eye(self.d) + self.SV[k]) > self.down):
+                self.SV[k], self.Sb[k] = self.GV[g].copy(), self.Gb[g].copy()
 
 
 def timed(policy, horizon: int, seed: int, cpu: bool = False) -> tuple[float, object]:
@@ -58,7 +190,48 @@ def speed(horizon: int, epsilon: float, seed: int) -> dict[str, float]:
     print(f"LinUCB/user   T={horizon}: {ref_s:7.2f} s wall, {ref_cpu:7.2f} s CPU, "
           f"regret {ref.total_regret:9.1f}")
     return {"cdp_seconds": cdp_s, "cdp_cpu_seconds": cdp_cpu,
-            "cdp_rounds_per_second": horizon / cdp_s, "ratio_to_linucb": cdp_cpu / ref_cpu}
+            "cdp_rounds_per_second": horizon / cdp_s, "ratio_to_linucb": cdp_cpu / ref_cpu,
+            "cdp_rounds_per_cpu_second": horizon / cdp_cpu}
+
+
+def reference(horizon: int, seed: int) -> dict[str, float]:
+    """Rounds per CPU second of the straightforward FCLUB-DC and of ours, same world."""
+    ref_cpu, ref = timed(Straightforward(SETTING["dim"], SETTING["n_users"],
+                                         SETTING["n_servers"]), horizon, seed, cpu=True)
+    ours_cpu, ours = timed(make_policy("fclub-dc", **SETTING), horizon, seed, cpu=True)
+    print(f"straightforward FCLUB-DC T={horizon}: {ref_cpu:7.2f} s CPU "
+          f"({horizon / ref_cpu:8.0f} rounds per CPU second), regret {ref.total_regret:9.1f}")
+    print(f"FCLUB-DC                 T={horizon}: {ours_cpu:7.2f} s CPU "
+          f"({horizon / ours_cpu:8.0f} rounds per CPU second), regret {ours.total_regret:9.1f}")
+    return {"straightforward_rounds_per_cpu_second": horizon / ref_cpu,
+            "fclub_dc_rounds_per_cpu_second": horizon / ours_cpu}
+
+
+def study_config(name: str, **values) -> dict:
+    """The configuration a study gives `name` by default (seed 000's world), with `values`."""
+    entry = get_algorithm(name)
+    return {**entry.defaults, "environment": fill({"setting": "seed000"}, entry.environment),
+            **values}
+
+
+def private_cost(horizon: int, epsilon: float, seed: int, repeats: int) -> dict[str, float]:
+    """Rounds per CPU second of the guarded private FCLUB-DC ("cdp-fclub-dc+", its study
+    defaults: matrix-factorisation mechanism) over those of FCLUB-DC, same world and
+    rounds; repeats alternate the two, the figure is the median of per-repeat ratios."""
+    configs = {name: study_config(name, horizon=horizon)
+               for name in ("fclub-dc", "cdp-fclub-dc+")}
+    configs["cdp-fclub-dc+"]["epsilon"] = epsilon
+    ratios = []
+    for _ in range(repeats):
+        cpu = {}
+        for name, config in configs.items():
+            start = time.process_time()
+            run_algorithm(name, config, seed)
+            cpu[name] = time.process_time() - start
+        ratios.append(cpu["fclub-dc"] / cpu["cdp-fclub-dc+"])
+        print(f"cdp-fclub-dc+ {horizon / cpu['cdp-fclub-dc+']:8.0f} rounds per CPU second, "
+              f"fclub-dc {horizon / cpu['fclub-dc']:8.0f} (T={horizon}, epsilon={epsilon:g})")
+    return {"private_over_plain": statistics.median(ratios)}
 
 
 def communication(horizons: list[int], epsilon: float, seed: int) -> dict[str, float]:
@@ -81,15 +254,22 @@ def communication(horizons: list[int], epsilon: float, seed: int) -> dict[str, f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=100_000)
+    parser.add_argument("--ref-rounds", type=int, default=20_000)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--comm-horizons", default="10000,100000")
+    parser.add_argument("--private-rounds", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     figures = speed(args.rounds, args.epsilon, args.seed)
+    figures.update(private_cost(args.private_rounds, args.epsilon, args.seed, args.repeats))
     horizons = [int(h) for h in args.comm_horizons.split(",") if h]
     figures.update(communication(horizons, args.epsilon, args.seed))
-    figures["speedup_vs_authors_quoted"] = (figures["cdp_rounds_per_second"]
-                                            / AUTHORS_ROUNDS_PER_SECOND)
+    figures.update(reference(args.ref_rounds, args.seed))
+    ref = figures["straightforward_rounds_per_cpu_second"]
+    figures["fclub_dc_over_straightforward"] = figures["fclub_dc_rounds_per_cpu_second"] / ref
+    figures["cdp_over_straightforward"] = figures["cdp_rounds_per_cpu_second"] / ref
+    figures["authors_rounds_per_second_quoted"] = AUTHORS_ROUNDS_PER_SECOND
     for key, value in figures.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 

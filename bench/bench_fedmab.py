@@ -48,7 +48,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=10**6)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.horizon, args.repeats = 10**4, 1
     ref = load_reference()
 
     big = MultiAgentBernoulliMAB.uniform(50, 100, np.random.default_rng(1))

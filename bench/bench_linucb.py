@@ -25,7 +25,13 @@ change of machine load hits both; `speedup` compares the best times,
 `speedup_median` is the median of the per-repeat ratios and `speedup_cpu`
 compares best process CPU times (steadier on a shared machine).
 
+`policy_over_draw` is the time per round of the privbandit run over the time
+to draw only that round's contexts (the item source's blocks, same
+generator kind); `policy_over_draw_lockstep` the same for --replicates seeds
+played in lockstep (`runtime.lockstep`) over drawing their contexts.
+
 Usage: python bench/bench_linucb.py [--rounds 20000] [--dim 20] [--items 200] [--repeats 3]
+                                    [--replicates 16]
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -40,6 +46,7 @@ from privbandit.envs import LinearUsersEnv, SphereItems
 from privbandit.envs.blocks import block_rounds
 from privbandit.policies import LinUCB
 from privbandit.runtime import run
+from privbandit.runtime.lockstep import run_lockstep
 
 BETA = 0.5
 
@@ -117,6 +124,39 @@ def contexts_only(theta: np.ndarray, rounds: int, n_items: int, seed: int) -> No
         rng.standard_normal((min(block, rounds - start), n_items, d))
 
 
+def item_draws(theta: np.ndarray, rounds: int, n_items: int, seed: int, worlds: int = 1) -> None:
+    """Draw every round's contexts (the environment's item source, in its blocks) of
+    `worlds` worlds, each with its own generator, and nothing else."""
+    source, block = SphereItems(theta.size, n_items), block_rounds(n_items * theta.size, None)
+    for rng in (np.random.default_rng([seed, w]) for w in range(worlds)):
+        for start in range(0, rounds, block):
+            source.draw(min(block, rounds - start), rng)
+
+
+def lockstep_runs(theta: np.ndarray, rounds: int, n_items: int, seed: int, worlds: int) -> None:
+    """`worlds` seeds of the privbandit run played in lockstep (`runtime.run_lockstep`)."""
+    envs = [LinearUsersEnv(theta[None, :], SphereItems(theta.size, n_items))
+            for _ in range(worlds)]
+    seeds = [np.random.SeedSequence([seed, w]) for w in range(worlds)]
+    run_lockstep([LinUCB(theta.size, 1, beta=BETA) for _ in envs], envs, rounds, seeds)
+
+
+def policy_over_draw(run_args: tuple, repeats: int, worlds: int) -> dict[str, float]:
+    """Seconds per round of a LinUCB run over seconds to draw that round's contexts alone,
+    single run and `worlds` replicates in lockstep (medians of alternating repeats)."""
+    single, lock = [], []
+    for _ in range(repeats):
+        one = timed(privbandit_run, *run_args)[0] / timed(item_draws, *run_args)[0]
+        many = (timed(lockstep_runs, *run_args, worlds)[0]
+                / timed(item_draws, *run_args, worlds)[0])
+        single.append(one)
+        lock.append(many)
+    print(f"policy over draw: single {', '.join(f'{v:.2f}' for v in single)}; "
+          f"lockstep of {worlds} {', '.join(f'{v:.2f}' for v in lock)}")
+    return {"policy_over_draw": float(np.median(single)),
+            "policy_over_draw_lockstep": float(np.median(lock))}
+
+
 def timed(fn, *args) -> tuple[float, float, Any]:
     """(wall seconds, process CPU seconds, the function's value) of one call."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -131,6 +171,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--replicates", type=int, default=16)
     args = parser.parse_args()
 
     theta = np.random.default_rng(args.seed).standard_normal(args.dim)
@@ -171,6 +212,8 @@ def main() -> None:
     print(f"speedup_prefetch_cpu: {c_ref / c_pipe:.2f}")
     print(f"speedup_ceiling: {t_ref / t_draws:.2f}")
     print(f"policy_only_speedup: {p_ref / p_new:.2f}")
+    for key, value in policy_over_draw(run_args, args.repeats, args.replicates).items():
+        print(f"{key}: {value:.2f}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ Run: /tmp/venv/bin/python bench/bench_masks.py
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 # Single-threaded BLAS: steadier ratios on a machine shared by several jobs.
@@ -104,6 +105,10 @@ def bench_elicit(rng: np.random.Generator) -> dict[str, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="accepted like the other scripts': this run is already seconds long")
+    parser.parse_args()
     rng = np.random.default_rng(2024)
     figures = {**bench_mask(rng), **bench_seal(rng), **bench_elicit(rng)}
     for key, value in figures.items():

@@ -107,8 +107,11 @@ def default_over_float(calls: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
     fast_calls, exact_calls = (300, 4) if args.quick else (3000, 20)
+    if args.smoke:
+        fast_calls, exact_calls = 10, 1
     exact = OpenDPSampler(k=-40)
     rng = np.random.default_rng(1)
 

@@ -8,7 +8,8 @@ beta = 0.5.  For each K, in one process and on the same seed:
 - VFUCB with plain per-round traffic (the paper's protocol: serialized masked
   batches, masks still sealed at setup);
 - VFUCB with sealed per-round traffic (every masked batch sealed for the
-  active party with X25519 + HKDF + AES-GCM, `privbandit.mechanisms.sealing`).
+  active party on its session channel: one X25519 agreement per party pair at
+  setup, AES-256-GCM per message, `privbandit.mechanisms.sealing.ChannelSender`).
 
 Time is the algorithm's alone, in CPU seconds of this process: LinUCB's
 select + update, and VFUCB's whole round as all roles play it one after the
@@ -18,6 +19,9 @@ lockstep, round by round, on identical copies of the world, so load changes
 on a shared machine hit them alike; VFUCB's choice is checked to equal
 LinUCB's every round.  Bytes are what each role sent, divided by T.  BLAS
 runs on one thread.
+
+Then d = 20 split [4, 4, 4, 4, 4], K = 100, the same way:
+`vfucb_over_linucb_plain` and `vfucb_over_linucb_sealed` (targets <= 2 and <= 5).
 
 Usage: python bench/bench_vertical.py [--horizon 5000] [--items 100 500 1000] [--no-sealed]
 Output ends with key: value lines.
@@ -43,24 +47,24 @@ from privbandit.vertical.ties import TieTolerant  # noqa: E402
 D, M, BETA, SEED = 100, 5, 0.5, 0
 
 
-def _world(n_items: int):
-    world = seed003_environment(D, n_items, rng=seed_streams(SEED)["world"])
+def _world(n_items: int, dim: int = D):
+    world = seed003_environment(dim, n_items, rng=seed_streams(SEED)["world"])
     world.reset(seed_streams(SEED)["rounds"])
     return world
 
 
-def measure(n_items: int, horizon: int, sealed: bool) -> dict[str, float]:
+def measure(n_items: int, horizon: int, sealed: bool, dim: int = D) -> dict[str, float]:
     """Play LinUCB and the VFUCB variants in lockstep, round by round, on identical worlds.
 
     Interleaving makes load changes on a shared machine hit every algorithm
     alike; each algorithm's rounds are timed in CPU seconds of this process.
     """
     modes = ("plain", "sealed") if sealed else ("plain",)
-    split = FeatureSplit.equal(D, M)
-    central_world = _world(n_items)
-    worlds = {mode: VerticalSplit(_world(n_items), split) for mode in modes}
-    linucb = TieTolerant(LinUCB(D, beta=BETA))
-    feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(D, beta=BETA)),
+    split = FeatureSplit.equal(dim, M)
+    central_world = _world(n_items, dim)
+    worlds = {mode: VerticalSplit(_world(n_items, dim), split) for mode in modes}
+    linucb = TieTolerant(LinUCB(dim, beta=BETA))
+    feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(dim, beta=BETA)),
                                      rng=mask_stream(SEED), seal_traffic=mode == "sealed")
             for mode in modes}
     spent = dict.fromkeys(("linucb", *modes), 0.0)
@@ -124,6 +128,12 @@ def main() -> None:
             (f"bytes_active_party_per_round_K{k}", f"{r['plain_active_bytes']:.0f}"),
         ]
     figures.append(("mask_setup_bytes_total", f"{r['plain_mask_bytes']:.0f}"))
+    # the cost targets (issue 24): d = 20, K = 100, plain and sealed traffic
+    small = measure(100, args.horizon, True, dim=20)
+    print(f"d = 20, K = 100: LinUCB {small['linucb_s']:.2f} s, VFUCB {small['plain_s']:.2f} s, "
+          f"sealed {small['sealed_s']:.2f} s")
+    figures += [("vfucb_over_linucb_plain", f"{small['plain_s'] / small['linucb_s']:.2f}"),
+                ("vfucb_over_linucb_sealed", f"{small['sealed_s'] / small['linucb_s']:.2f}")]
     for key, value in figures:
         print(f"{key}: {value}")
 

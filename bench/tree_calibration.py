@@ -11,6 +11,7 @@ Run: python bench/tree_calibration.py
 """
 from __future__ import annotations
 
+import argparse
 import time
 
 from privbandit.accounting import (
@@ -33,6 +34,10 @@ def exact_epsilon(sigma: float, nodes: int) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="accepted like the other scripts': this run is already seconds long")
+    parser.parse_args()
     nodes = tree_nodes_per_record(HORIZON)
     probe = GaussianEvent(1.0, SENSITIVITY)
     rows = []

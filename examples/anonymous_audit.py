@@ -55,7 +55,10 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.samples = 400
     rng = np.random.default_rng(args.seed)
     print(f"{'C':>3s} {'|G_s|':>6s} {'Laplace eps':>12s} {'accuracy':>9s} "
           f"{'eps lower bound':>16s} {'claim':>6s}  verdict")

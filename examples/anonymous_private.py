@@ -27,7 +27,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--horizon", type=int, default=10**5)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.horizon = 2, 2000
     alg = AnonymousBaSE(N, K, C, U, args.horizon)
     print(f"{'epsilon/round':>13s} {'regret mean':>12s} {'sd':>8s} {'rounds released':>16s} "
           f"{'user-level eps (ledger)':>24s}")

@@ -125,7 +125,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--horizons", default="1e4,3e4,1e5,3e5")
     parser.add_argument("--out", type=Path, default=Path("anonymous_figures"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.horizons = 2, "2e3,4e3"
     horizons = [int(float(h)) for h in args.horizons.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     regret = run_all(args.seeds, horizons)

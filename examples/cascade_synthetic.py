@@ -142,7 +142,10 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("cascade_results"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.horizon, args.seeds, args.clusters, args.workers = 1000, 2, [5], 1
     results = {}
     for clusters in args.clusters:
         outcome = run_study(study(clusters, args.horizon, args.seeds), args.out,

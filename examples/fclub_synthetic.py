@@ -119,7 +119,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("fclub_results"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.horizon, args.short_horizon, args.seeds, args.workers = 1000, 500, 2, 1
     records = run("fclub-synthetic", args.horizon, args.seeds,
                   algorithms(FEDERATED + BASELINES, scaled=True), args.out, args.workers)
     short = run("fclub-synthetic-short", args.short_horizon, args.seeds,

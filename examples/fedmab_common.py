@@ -25,7 +25,10 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, default=10, help="runs per setting (>= 10)")
     parser.add_argument("--horizon", type=int, default=10**6)
     parser.add_argument("--out", type=Path, default=Path("fedmab_figures"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.horizon = 2, 3000
     args.out.mkdir(parents=True, exist_ok=True)
     return args
 

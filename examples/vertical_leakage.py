@@ -79,7 +79,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2000,
                         help="rounds of unpaired population sample the PCA attacker holds")
     parser.add_argument("--out", type=Path, default=Path("vertical_figures"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.sample = 50, 200
     args.out.mkdir(parents=True, exist_ok=True)
     rounds = [r for r in (1, 5, 20, 50, 100, 200, 500, 1000) if r <= args.rounds]
 

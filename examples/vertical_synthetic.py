@@ -147,7 +147,10 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=5000)
     parser.add_argument("--plain", action="store_true", help="do not seal per-round traffic")
     parser.add_argument("--out", type=Path, default=Path("vertical_figures"))
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.horizon = 2, 200
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     runs = [one_seed(seed, args.horizon, not args.plain) for seed in range(args.seeds)]

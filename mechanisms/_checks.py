@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from privbandit.accounting.errors import invalid
+from privbandit.accounting.validation import as_array
 
 from .errors import ShapeError
 
@@ -33,7 +34,7 @@ def real_array(name: str, value: object, shape: tuple[int, ...] | None = None) -
     different shape (ShapeError) and NaN or infinite entries
     (InvalidParameterError).
     """
-    array = np.asarray(value)
+    array = as_array(name, value)
     if array.dtype.kind not in _REAL_KINDS:
         raise ShapeError(
             f"{name} must hold real numbers (float or integer dtype); got {describe(array)}"

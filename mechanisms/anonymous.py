@@ -22,7 +22,7 @@ import numpy as np
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import LaplaceEvent, NotDifferentiallyPrivate, PrivacyEvent
 from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import as_array, check_count, check_positive
 
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError
@@ -34,7 +34,7 @@ RewardSource = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarra
 
 
 def _int_array(name: str, value: object, min_ndim: int) -> np.ndarray:
-    a = np.asarray(value)
+    a = as_array(name, value)
     if a.size == 0 and a.dtype.kind == "f":
         a = a.astype(np.int64)
     if a.dtype.kind not in "iu" or a.ndim < min_ndim:
@@ -73,6 +73,17 @@ class KAnonymousAggregator:
     independent reward draws.  The aggregator calls it only after every check
     passed, so a refused request draws and releases nothing.
 
+    With `require_play=True` (what `AnonymousBanditEnv` builds) the aggregator
+    releases only rounds that were actually played: `grant(assignments,
+    rounds)` records that assignment p (N,) (user i on arm p[i]) was played
+    for rounds[p] rounds, and each `aggregate` call of R rounds must fit in
+    the unreleased rounds of one played assignment whose arms its groups
+    follow; it consumes them, so at most one aggregate per group per played
+    round is ever released, and a request for more is refused
+    (`AnonymityError`, nothing released).  Without it the caller vouches that
+    every requested round was played (audits and tests that replay one
+    elicitation many times).
+
     With `laplace_epsilon`, rewards are clipped to (or, with
     out_of_bounds="reject", must lie in) `reward_bounds` = (lo, hi) and every
     group sum gets independent Laplace noise of scale (hi - lo) / epsilon from
@@ -105,7 +116,7 @@ class KAnonymousAggregator:
     """
 
     __slots__ = ("_threshold", "_source", "_bounds", "_out_of_bounds", "_n_users", "_n_arms",
-                 "_epsilon", "_sampler", "_event")
+                 "_epsilon", "_sampler", "_event", "_played")
 
     def __init__(
         self,
@@ -118,6 +129,7 @@ class KAnonymousAggregator:
         n_users: int | None = None,
         n_arms: int | None = None,
         sampler: object | None = None,
+        require_play: bool = False,
     ) -> None:
         self._threshold = check_count("threshold", threshold, minimum=1)
         if not callable(reward_source):
@@ -135,6 +147,10 @@ class KAnonymousAggregator:
                               "a (lo, hi) pair with lo < hi when laplace_epsilon is set")
         self._sampler = resolve_sampler(sampler)  # None: the float-safe default
         self._event = self._make_event()
+        if not isinstance(require_play, bool):
+            raise invalid("require_play", require_play, "True or False")
+        # played, unreleased rounds: [assignment (N,), rounds left]; None: not tied to play
+        self._played: list[list] | None = [] if require_play else None
 
     def _make_event(self) -> PrivacyEvent:
         if self._epsilon is None:
@@ -213,18 +229,58 @@ class KAnonymousAggregator:
                 "nothing was released"
             )
 
+    @property
+    def unreleased_rounds(self) -> int | None:
+        """Played rounds not yet released (None when not tied to play)."""
+        return None if self._played is None else sum(left for _, left in self._played)
+
+    def grant(self, assignments: object, rounds: object) -> None:
+        """Record that assignment p of (P, N) was played for rounds[p] rounds (P,)."""
+        if self._played is None:
+            raise invalid("grant", "a call", "only on an aggregator built with require_play=True")
+        p = _int_array("assignments", assignments, 2)
+        r = _int_array("rounds", rounds, 1)
+        if p.ndim != 2 or r.shape != p.shape[:1]:
+            raise ShapeError(f"assignments must be (P, N) and rounds (P,); got shapes "
+                             f"{p.shape} and {r.shape}")
+        _check_range("assignments", p, 0, self._n_arms,
+                     f"an arm index in [0, {self._n_arms or 'K'})")
+        _check_range("rounds", r, 0, None, "a count >= 0")
+        self._played.extend([row.copy(), int(n)] for row, n in zip(p, r, strict=True) if n > 0)
+
+    def _take_played(self, m: np.ndarray, a: np.ndarray, rounds: int) -> list | None:
+        """The played entry these rounds are released from, or refuse (nothing released)."""
+        if self._played is None or rounds == 0:
+            return None
+        present = m != PAD
+        users, arms = m[present], np.broadcast_to(a[..., None], m.shape)[present]
+        for entry in self._played:  # few entries: each elicitation consumes its own
+            row, left = entry
+            if users.size and users.max() >= row.size:
+                continue
+            if left >= rounds and np.array_equal(row[users], arms):
+                return entry
+        raise AnonymityError(
+            f"play check failed: {rounds} round(s) of these groups were asked for, but no "
+            f"played assignment has its users on these arms with that many unreleased "
+            f"rounds (unreleased: {self.unreleased_rounds}); an aggregate is released at "
+            "most once per round actually played, nothing was released"
+        )
+
     def aggregate(self, members: object, arms: object, rng: np.random.Generator, *,
                   ledger: Ledger | None = None) -> np.ndarray:
         """Sum the rewards of each group: members (..., S, G), arms (..., S) -> (..., S).
 
         Every leading index is one round (one release).  With `ledger`, the
         releases are charged (DP) or noted (not DP) before any draw; a refused
-        request raises and releases nothing.
+        request raises and releases nothing.  With require_play, the rounds
+        come out of a played assignment's unreleased rounds.
         """
         m, a = self.check(members, arms)
         rng = check_rng(rng)
         # A round without groups releases nothing and costs nothing.
         rounds = int(np.prod(m.shape[:-2], dtype=np.int64)) if m.shape[-2] else 0
+        entry = self._take_played(m, a, rounds)
         if ledger is not None:
             self._charge(ledger, rounds)
         present = m != PAD
@@ -235,6 +291,9 @@ class KAnonymousAggregator:
         sums = per_slot.sum(axis=-1)
         if self.noisy and sums.size:
             sums = self._sampler.add_laplace(sums, self.scale, rng)
+        if entry is not None:  # released: those played rounds are spent
+            entry[1] -= rounds
+            self._played = [e for e in self._played if e[1] > 0]
         return sums
 
     def _charge(self, ledger: Ledger, rounds: int) -> None:

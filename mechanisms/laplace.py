@@ -2,7 +2,7 @@
 
 An agent that pulled each of K arms n times releases the K empirical means,
 each plus Laplace noise of scale (hi - lo) / (n epsilon).  See
-`docs/mechanisms.md` and `../shared/notes/federated-mab-formulas.md`.
+`docs/mechanisms.md` and `docs/fedmab.md` ("Constants").
 """
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from privbandit.accounting.events import NotDifferentiallyPrivate
+from privbandit.accounting.validation import as_array
 
 from ._checks import check_rng
 from .errors import MaskError, ShapeError
@@ -78,7 +79,7 @@ def _check_widths(widths: object, dim: int | None = None) -> tuple[int, ...]:
 
 
 def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
-    x = np.asarray(contexts)
+    x = as_array(f"contexts of {party}", contexts)
     if x.dtype.kind not in "iuf":
         raise ShapeError(f"contexts of {party} must be real numbers; got dtype {x.dtype}")
     if x.ndim < 1 or x.shape[-1] != width:
@@ -87,7 +88,7 @@ def _check_contexts(contexts: object, width: int, party: str) -> np.ndarray:
             f"got shape {x.shape}"
         )
     x = x.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise MaskError(f"contexts of {party} must be finite; got NaN or infinite entries")
     return x
 
@@ -111,13 +112,15 @@ class PartyMask:
     party: int = 0
 
     def __post_init__(self) -> None:
-        b = np.asarray(self.block)
+        b = as_array("block", self.block)
         if b.ndim != 2 or b.shape[1] < 1 or b.shape[0] < b.shape[1]:
             raise ShapeError(
                 f"block must be a d x d_j matrix with d >= d_j >= 1; got shape {b.shape}"
             )
         _check_orthonormal("block", b, "have orthonormal columns", "B")
         object.__setattr__(self, "block", _readonly(b))
+        # contiguous Q^j^T: x.dot of small batches is cheaper than x @ of a transposed view
+        object.__setattr__(self, "_block_t", _readonly(np.ascontiguousarray(b.T)))
 
     @property
     def dim(self) -> int:
@@ -133,10 +136,20 @@ class PartyMask:
     def event(self) -> NotDifferentiallyPrivate:
         return MASK_EVENT
 
-    def mask(self, contexts: object) -> np.ndarray:
-        """Q^j x^j for every row: (..., K, d_j) -> (..., K, d)."""
+    def mask(self, contexts: object, out: np.ndarray | None = None) -> np.ndarray:
+        """Q^j x^j for every row: (..., K, d_j) -> (..., K, d).
+
+        `out`: a C-contiguous float64 array of the result's shape to write into
+        (e.g. a message buffer), else a new array.
+        """
         x = _check_contexts(contexts, self.width, f"party {self.party}")
-        return x @ self.block.T
+        if out is None:
+            return x.dot(self._block_t)
+        if out.shape != x.shape[:-1] + (self.dim,) or out.dtype != np.float64 or not (
+                out.flags.c_contiguous):
+            raise ShapeError(f"out must be a C-contiguous float64 array of shape "
+                             f"{x.shape[:-1] + (self.dim,)}; got {out.dtype} {out.shape}")
+        return np.dot(x, self._block_t, out=out)
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,7 +179,7 @@ class OrthogonalMask:
     _parties: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        q = np.asarray(self.q)
+        q = as_array("q", self.q)
         if q.ndim != 2 or q.shape[0] != q.shape[1] or q.shape[0] < 1:
             raise ShapeError(f"q must be a square d x d matrix; got shape {q.shape}")
         _check_orthonormal("q", q, "be orthogonal", "Q")
@@ -239,11 +252,10 @@ class OrthogonalMask:
             raise ShapeError(
                 f"contexts must share their leading shape (..., K); got {sorted(lead)}"
             )
-        # One output and one scratch buffer: M fresh (K, d) temporaries cost more than the adds.
-        out = np.matmul(xs[0], self._parties[0].block.T)
-        tmp = np.empty_like(out)
+        # the parties' own product (`PartyMask.mask`), so the sums match theirs bit for bit
+        out = xs[0].dot(self._parties[0]._block_t)
         for x, party in zip(xs[1:], self._parties[1:], strict=True):
-            out += np.matmul(x, party.block.T, out=tmp)
+            out += x.dot(party._block_t)
         return out
 
     def unmask(self, masked: object) -> np.ndarray:
@@ -256,7 +268,11 @@ def sum_masked(parts: "list | tuple") -> np.ndarray:
     """The active party's step: add the parties' masked parts into Q x."""
     if not isinstance(parts, (list, tuple)) or not parts:
         raise ShapeError(f"parts must be a non-empty list of masked arrays; got {parts!r}")
-    arrays = [np.asarray(p, dtype=np.float64) for p in parts]
+    arrays = [as_array(f"parts[{j}]", p) for j, p in enumerate(parts)]
+    kinds = {a.dtype for a in arrays if a.dtype.kind not in "iuf"}
+    if kinds:
+        raise ShapeError(f"parts must hold real numbers; got dtype {sorted(map(str, kinds))}")
+    arrays = [a.astype(np.float64, copy=False) for a in arrays]
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
         raise ShapeError(

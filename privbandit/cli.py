@@ -2,15 +2,23 @@
 
 Each subcommand lives in its own module exposing `add_parser(subparsers)` (which
 sets `func` on its parser) and is imported lazily, so heavy imports (plotting,
-Dask) happen only for the command that needs them.  Exit status: 0 success,
-1 a finding (an audit violation), 2 bad input or configuration.  Errors go to
-stderr as one line; `--debug` shows the traceback.
+Dask) happen only for the command that needs them.  Errors go to stderr as
+one line; `--debug` shows the traceback.  Each exit status means one thing:
+
+- 0: success;
+- 1: a finding (`audit`: a violation of the claimed guarantee);
+- 2: bad input or configuration (also a usage error from argparse);
+- 3: some runs of a study failed (finished runs are kept for the next attempt);
+- 4: the results folder is in use by another privbandit process;
+- 130: interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 4, 130
 
 # Modules that register subcommands, in help order.
 COMMAND_MODULES = ("privbandit.studies.command", "privbandit.audit_command")
@@ -32,16 +40,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from privbandit.accounting.errors import PrivacyError
+
+    from .errors import FolderBusyError
+
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("privbandit: interrupted", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, OSError, LookupError, ImportError) as exc:
+        return EXIT_INTERRUPTED
+    except FolderBusyError as exc:
+        print(f"privbandit {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except (PrivacyError, ValueError, TypeError, OSError, LookupError, ImportError) as exc:
         if args.debug:
             raise
         print(f"privbandit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -80,6 +80,14 @@ class CommLog:
             counts[0] += messages
             counts[1] += nbytes
 
+    def mark_rounds(self, rounds: Any) -> None:
+        """Count `rounds` (integers >= 0) as rounds that communicated, for messages
+        recorded in bulk (with round=None) by a caller that tallies them per round."""
+        r = np.asarray(rounds, dtype=np.int64).ravel()
+        if r.size and r.min() < 0:
+            raise config_error("rounds", int(r.min()), "round indices >= 0")
+        self._rounds.update(r.tolist())
+
     @property
     def rounds(self) -> int:
         """Number of distinct rounds in which at least one message was recorded."""

@@ -32,6 +32,10 @@ class HorizonError(BanditError):
     """An environment or run was asked for a round beyond its horizon."""
 
 
+class FolderBusyError(BanditError):
+    """A results folder is locked by another process (a study runs in it)."""
+
+
 class DataError(BanditError, ValueError):
     """A ratings file is missing, malformed, or too small for the request."""
 

@@ -109,7 +109,9 @@ class AlgorithmEntry:
     its parameters (`Param`s; a private entry that declares no `epsilon` gets
     `privacy_params` first); environment: the `[environment]` keys it reads;
     presets: named parameter values (e.g. "paper"); description: one line for
-    listings.
+    listings; lockstep: optional `(config, seeds) -> [RunResult]`, the runs
+    of several seeds of one configuration in one vectorized pass, each equal
+    to `run(config, seed)` (`runtime.lockstep`); studies use it when present.
     """
 
     name: str
@@ -121,6 +123,7 @@ class AlgorithmEntry:
     environment: tuple[Param, ...] = ()
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
+    lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
 
     def __post_init__(self) -> None:
         params = tuple(self.params)

@@ -14,6 +14,8 @@ import weakref
 
 import numpy as np
 
+from privbandit.accounting.validation import as_array
+
 from .errors import NormBoundError, RewardError, ShapeError, config_error
 
 # Relative slack for the declared norm bound, so rounding of normalised vectors passes.
@@ -22,6 +24,16 @@ _NORM_SLACK = 1e-9
 # Blocks of items validated once, when they were generated (see `mark_validated`):
 # id(block) -> (weak reference to the block, largest row norm).
 _VALIDATED: dict[int, tuple[weakref.ref, float]] = {}
+
+
+def real_array(name: str, value: object) -> np.ndarray:
+    """`value` as a new float64 array: ragged nesting, strings, booleans and objects refused."""
+    array = as_array(name, value)
+    if array.dtype.kind not in "fiu":
+        raise ShapeError(
+            f"{name} must hold real numbers (float or integer dtype); got dtype {array.dtype}"
+        )
+    return np.array(array, dtype=np.float64)
 
 
 def check_dim(name: str, value: object) -> int:
@@ -102,6 +114,9 @@ def check_items(items: object, dim: int, bound: float | None) -> np.ndarray:
     if not isinstance(items, np.ndarray) or items.ndim != 2 or items.shape[1] != dim:
         shape = getattr(items, "shape", type(items).__name__)
         raise ShapeError(f"items must be a (K, {dim}) array of contexts; got {shape}")
+    if items.dtype.kind not in "fiu":
+        raise ShapeError(f"items must hold real numbers (float or integer); "
+                         f"got dtype {items.dtype}")
     if items.shape[0] == 0:
         raise ShapeError(f"items must hold at least one item; got shape {items.shape}")
     if _validated_view(items, bound):
@@ -125,8 +140,20 @@ def check_action(action: object, n_items: int) -> int:
     return _check_index("action", action, n_items)
 
 
+# Types float() converts but that are not rewards: text, and truth values.
+_NOT_REWARDS = (str, bytes, bytearray, bool, np.bool_)
+
+
 def check_reward(reward: object) -> float:
-    """A finite real reward (NaN and infinities refused)."""
+    """A finite real reward (NaN and infinities, text and booleans refused)."""
+    if type(reward) is float and math.isfinite(reward):  # fast path of the per-round check
+        return reward
+    if isinstance(reward, _NOT_REWARDS) or (
+        isinstance(reward, np.ndarray) and reward.dtype.kind not in "fiu"
+    ):
+        raise RewardError(
+            f"reward must be a finite real number; got {reward!r} ({type(reward).__name__})"
+        )
     try:
         r = float(reward)  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -85,6 +85,7 @@ class ApproxDPAccountant(Accountant):
     """
 
     name = "approx-dp"
+    needs_delta = True
     leaf_costs = {
         LaplaceEvent: lambda e, k: ("pure", e.pure_epsilon, k),
         GaussianEvent: lambda e, k: ("gaussian", e.mu, k),

@@ -29,6 +29,9 @@ class Accountant(ABC):
     """
 
     name: ClassVar[str] = "accountant"
+    # True for accountants of approximate DP: at delta = 0 they bound no useful
+    # epsilon (infinite for Gaussian events), so a ledger with delta 0 refuses them.
+    needs_delta: ClassVar[bool] = False
     leaf_costs: ClassVar[dict[type, Callable[[Any, int], Any]]] = {}
 
     def __init__(self) -> None:

@@ -54,6 +54,7 @@ class ExactGaussianAccountant(Accountant):
     """
 
     name = "exact-gaussian"
+    needs_delta = True
     leaf_costs = {GaussianEvent: lambda e, k: k * e.mu**2}
 
     def _initial_state(self) -> float:

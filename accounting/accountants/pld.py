@@ -197,6 +197,7 @@ class PLDAccountant(Accountant):
     """
 
     name = "pld"
+    needs_delta = True
     leaf_costs = {
         GaussianEvent: lambda e, k: ("gaussian", e.mu * e.mu * k),
         LaplaceEvent: lambda e, k: ("laplace", (e.pure_epsilon, k)),

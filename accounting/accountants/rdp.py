@@ -110,6 +110,7 @@ class RDPAccountant(Accountant):
     """
 
     name = "rdp"
+    needs_delta = True
 
     def __init__(self, orders=DEFAULT_ORDERS) -> None:
         self.orders = _check_orders(orders)

@@ -80,6 +80,7 @@ class ZCDPAccountant(Accountant):
     """
 
     name = "zcdp"
+    needs_delta = True
     leaf_costs = {
         GaussianEvent: lambda e, k: k * e.mu**2 / 2,
         LaplaceEvent: lambda e, k: k * e.pure_epsilon**2 / 2,

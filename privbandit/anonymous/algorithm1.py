@@ -7,9 +7,13 @@ if it is not U-batched the algorithm aborts (an optimal arm was eliminated: the
 paper's abort, after which users commit to their current leaders).  Otherwise a
 decomposition (greedy, randomized or LP) gives assignments, each played for 2C + 2
 rounds through the feedback-eliciting sub-algorithm; users left free by a
-pattern play their current leader.  The estimates go to each user's BaSE, which
-eliminates arms.  In the last batch (Gao et al.'s BaSE commits) every user plays
-its empirically best arm until T; no feedback is asked for, so nothing is released.
+pattern play an arm of their active set: a random one by default (fill="random",
+which keeps their samples spread), their current leader with fill="leader".
+Each assignment is played before its rounds are elicited: the environment's
+aggregator releases only rounds that were played, once each.  The estimates go
+to each user's BaSE, which eliminates arms.  In the last batch (Gao et al.'s BaSE
+commits) every user plays its empirically best arm until T; no feedback is asked
+for, so nothing is released.
 
 Privacy guarantee
 -----------------
@@ -75,7 +79,9 @@ class AnonymousBaSE:
 
     decomposition: "greedy", "randomized" or "lp"; grid: "minimax" or "geometric";
     batches: B (default ceil(log2 log2 T), at least 2); gamma: BaSE's elimination
-    constant, applied to the estimates' variance proxy (see `batched_elimination`).
+    constant, applied to the estimates' variance proxy (see `batched_elimination`);
+    fill: what users a pattern leaves free play, "random" (a uniformly random arm of
+    their active set, the default) or "leader" (their empirically best active arm).
     """
 
     n_users: int
@@ -232,14 +238,13 @@ class BaSEProtocol(StepProtocol):
         sums = np.zeros((self.alg.n_users, self.alg.n_arms))
         counts = np.zeros((self.alg.n_users, self.alg.n_arms), dtype=np.int64)
         fits = min(dec.size, timeline.remaining // elicitor.rounds)
-        assignments = dec.assignments()[:fits]
-        for assignment in assignments:
-            elicitor.elicit(assignment, sums, counts)
-        rounds = np.full(len(assignments), elicitor.rounds)
+        rounds = np.full(fits, elicitor.rounds)
         if fits < dec.size:  # the horizon ends inside this batch: last partial block
-            assignments = dec.assignments()[: fits + 1]
             rounds = np.r_[rounds, timeline.remaining - fits * elicitor.rounds]
-        timeline.play(env, assignments, rounds)
+        # played first: the aggregator releases only rounds that were played
+        timeline.play(env, dec.assignments()[: rounds.size], rounds)
+        for assignment in dec.assignments()[:fits]:
+            elicitor.elicit(assignment, sums, counts)
         return sums, counts
 
     # -- reporting ----------------------------------------------------------------------

@@ -135,9 +135,9 @@ class ExploreThenCommitProtocol(StepProtocol):
         self._counts = np.zeros((alg.n_users, alg.n_arms), dtype=np.int64)
         arms = np.arange(1, alg.phases + 1) % alg.n_arms  # phase r plays arm r mod K
         plays = np.repeat(arms[:, None], alg.n_users, axis=1)
-        for assignment in plays:
-            self.elicitor.elicit(assignment, self._sums, self._counts)
         self.timeline.play(env, plays, np.full(alg.phases, self.elicitor.rounds))
+        for assignment in plays:  # played first: only played rounds are released
+            self.elicitor.elicit(assignment, self._sums, self._counts)
         self._explored = time.perf_counter() - started
         return self.timeline.take_runs()
 

@@ -31,13 +31,15 @@ class Timeline:
         return self.horizon - self.used
 
     def play(self, env: AnonymousBanditEnv, assignments: np.ndarray, rounds: np.ndarray) -> None:
-        """Assignment p (P, N) is played for rounds[p] consecutive rounds (cut at the horizon)."""
+        """Assignment p (P, N) is played for rounds[p] consecutive rounds (cut at the horizon);
+        the environment's aggregator may then release those rounds (`env.play`)."""
         rounds = np.asarray(rounds, dtype=np.int64)
         ends = np.minimum(np.cumsum(rounds), self.remaining)
         lengths = np.diff(ends, prepend=0)
         keep = lengths > 0
         if keep.any():
             played = np.asarray(assignments)[keep]
+            env.play(played, lengths[keep])
             self._values.append((env.regret(played), env.expected_reward(played), lengths[keep]))
             self.used += int(lengths.sum())
 
@@ -65,7 +67,8 @@ class Elicitor:
         self.calls = 0
 
     def elicit(self, assignment: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
-        """2C + 2 rounds on `assignment` (N,); covered users get one estimate each."""
+        """2C + 2 rounds on `assignment` (N,), already played (`Timeline.play`); covered
+        users get one estimate each."""
         e = elicit_feedback(self.env.aggregator, assignment, self.rng, ledger=self.ledger)
         users = np.flatnonzero(e.covered)
         sums[users, assignment[users]] += e.estimates[users]

@@ -39,6 +39,7 @@ from ..schema import Param, check_table, fill
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
 from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
+from .radius import lemma6_beta
 
 ENVIRONMENT = (
     Param("n_users", int, 40, "number of agents", range="[1, inf)"),
@@ -87,6 +88,16 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "cdp-fedc3ucb-h+": GuardedPrivateCascade.from_settings,
 }
 
+# "paper": one radius for every non-private algorithm, that of one agent's own ridge
+# estimate (Appendix eq. 55 with alpha_c = 0) at the paper's scale: d = 20, K = 4,
+# T = 10^6, 40 agents, lam = 1, R = 1/2, S = 1, confidence 0.1, which is 9.93, rounded
+# to 10.  The eq. (55) radius with buffering (alpha_c = 1.5) is about 690 and explores
+# for the whole horizon; docs/cascade.md shows the sweep.
+PAPER_SCALE = {"dim": 20, "n_users": 40, "list_len": 4, "horizon": 10**6, "lam": 1.0}
+PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"beta": float(round(lemma6_beta(alpha_c=0.0, **PAPER_SCALE)))},
+}
+
 
 def build_environment(settings: dict[str, Any], seed: np.random.SeedSequence):
     """Seed 001's environment, drawn from the seed's "world" stream."""
@@ -121,9 +132,10 @@ def _params(name: str) -> tuple[Param, ...]:
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
+    presets = {} if kw.get("private") else PRESETS
     return AlgorithmEntry(
         name=name, run=functools.partial(run_cascade, name), params=_params(name),
-        environment=ENVIRONMENT, description=description, **kw,
+        environment=ENVIRONMENT, description=description, presets=presets, **kw,
     )
 
 

@@ -3,10 +3,11 @@
 Follows the seeds' real-data preprocessing (seed 000 / 001, Experiments):
 keep the most rated items and the most active users, factor the user x item
 matrix by a truncated SVD into d-dimensional user and item vectors, and
-cluster users with k-means (Lloyd's algorithm with k-means++ seeding, written
-with NumPy so scikit-learn is not a dependency).
+cluster users with k-means (SciPy's `kmeans2` with k-means++ seeding).
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -16,28 +17,40 @@ from .ratings import Ratings
 
 
 def top_matrix(
-    ratings: Ratings, n_users: int, n_items: int, *, binary: bool = True
+    ratings: Ratings, n_users: int, n_items: int, *, binary: bool = True,
+    clamp: tuple[bool, bool] = (False, False),
+    names: tuple[str, str] = ("n_users", "n_items"),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(matrix (n_users, n_items), user codes, item codes) of the most active part.
 
     Items: the `n_items` with the most ratings; users: the `n_users` with the
     most ratings among those items (ties: lower code first).  Entries are 1
     for "rated" when `binary` (implicit feedback, as the FCLUB public code
-    does), else the rating value; unrated entries are 0.
+    does), else the rating value; unrated entries are 0.  A request larger
+    than the file is a DataError naming the parameter as `names` gives it,
+    or, where `clamp` (users, items) is true, is reduced to what the file
+    has (the shape says so).
     """
-    n_users = check_dim("n_users", n_users)
-    n_items = check_dim("n_items", n_items)
+    user_key, item_key = names
+    n_users = check_dim(user_key, n_users)
+    n_items = check_dim(item_key, n_items)
     if n_items > ratings.n_items:
-        raise DataError(f"n_items={n_items} exceeds the {ratings.n_items} items in the file")
+        if not clamp[1]:
+            raise DataError(f"{item_key}={n_items} exceeds the {ratings.n_items} items in "
+                            f"{ratings.source}; set {item_key} <= {ratings.n_items}")
+        n_items = ratings.n_items
     item_counts = np.bincount(ratings.items, minlength=ratings.n_items)
     items = np.sort(np.argsort(-item_counts, kind="stable")[:n_items])
     keep = np.isin(ratings.items, items)
     user_counts = np.bincount(ratings.users[keep], minlength=ratings.n_users)
-    if n_users > np.count_nonzero(user_counts):
-        raise DataError(
-            f"n_users={n_users} exceeds the {np.count_nonzero(user_counts)} users who rated "
-            f"the top {n_items} items"
-        )
+    active = int(np.count_nonzero(user_counts))
+    if n_users > active:
+        if not clamp[0]:
+            raise DataError(
+                f"{user_key}={n_users} exceeds the {active} users who rated the top {n_items} "
+                f"items of {ratings.source}; set {user_key} <= {active}"
+            )
+        n_users = active
     users = np.sort(np.argsort(-user_counts, kind="stable")[:n_users])
     row = np.full(ratings.n_users, -1)
     row[users] = np.arange(n_users)
@@ -77,51 +90,25 @@ def _unit_max(x: np.ndarray) -> np.ndarray:
 def kmeans(
     points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 4, max_iter: int = 100
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(centers (k, d), labels (n,)): the best of `n_init` Lloyd runs by inertia."""
+    """(centers (k, d), labels (n,)): the best of `n_init` k-means runs by inertia.
+
+    Each run is `scipy.cluster.vq.kmeans2` with k-means++ seeding, seeded
+    from `rng` (so the same generator state gives the same clusters).
+    """
+    from scipy.cluster.vq import kmeans2
+
     k = check_dim("k", k)
     if k > points.shape[0]:
         raise config_error("k", k, f"at most the number of points ({points.shape[0]})")
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     for _ in range(check_dim("n_init", n_init)):
-        centers = _plus_plus(points, k, rng)
-        for _ in range(check_dim("max_iter", max_iter)):
-            labels = _nearest(points, centers)
-            moved = _centroids(points, labels, centers)
-            if np.array_equal(moved, centers):
-                break
-            centers = moved
-        labels = _nearest(points, centers)
+        seed = np.random.default_rng(rng.integers(2**63))
+        with warnings.catch_warnings():  # an empty cluster keeps its center; not worth a warning
+            warnings.simplefilter("ignore", UserWarning)
+            centers, labels = kmeans2(points, k, iter=check_dim("max_iter", max_iter),
+                                      minit="++", missing="warn", seed=seed)
         inertia = float(((points - centers[labels]) ** 2).sum())
         if best is None or inertia < best[0]:
             best = (inertia, centers, labels)
     assert best is not None
     return best[1], best[2]
-
-
-def _nearest(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    d2 = ((points[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
-    return np.argmin(d2, axis=1)
-
-
-def _centroids(points: np.ndarray, labels: np.ndarray, old: np.ndarray) -> np.ndarray:
-    k = old.shape[0]
-    counts = np.bincount(labels, minlength=k)
-    sums = np.zeros_like(old)
-    np.add.at(sums, labels, points)
-    out = old.copy()  # an empty cluster keeps its center
-    nz = counts > 0
-    out[nz] = sums[nz] / counts[nz, None]
-    return out
-
-
-def _plus_plus(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding (Arthur & Vassilvitskii 2007)."""
-    n = points.shape[0]
-    centers = [points[rng.integers(n)]]
-    d2 = ((points - centers[0]) ** 2).sum(axis=1)
-    for _ in range(1, k):
-        total = d2.sum()
-        idx = rng.choice(n, p=d2 / total) if total > 0 else rng.integers(n)
-        centers.append(points[idx])
-        d2 = np.minimum(d2, ((points - points[idx]) ** 2).sum(axis=1))
-    return np.array(centers)

@@ -3,8 +3,9 @@
 Nothing is downloaded: the caller passes a path to a file it already has.
 Every reader returns a `Ratings` table of (user, item, value) triples with
 users and items coded 0..U-1 and 0..I-1 in order of their original ids (kept
-as strings).  A missing file, an empty file or a malformed line is a
-`DataError` naming the file and the line.
+as strings).  A missing, empty or binary file, a malformed line, and a line
+whose number of fields differs from the first line's (a ragged file, or a
+last line cut short) are a `DataError` naming the file (and the line).
 
 Formats (`format=` or inferred from the file name):
 - "movielens-100k": `u.data`, tab-separated `user item rating timestamp`;
@@ -41,6 +42,7 @@ class Ratings:
     values: np.ndarray
     user_ids: np.ndarray
     item_ids: np.ndarray
+    source: str = "the ratings"  # the file's name, for messages
 
     @property
     def n_users(self) -> int:
@@ -78,7 +80,17 @@ def _number(value: str, path: Path, line: int) -> float:
     return x
 
 
+def _same_width(fields: list[str], width: int, path: Path, line: int) -> None:
+    """Every line has as many fields as the first: a ragged or cut line is an error."""
+    if len(fields) != width:
+        raise DataError(
+            f"{path}: line {line}: expected {width} fields like the first line; got "
+            f"{len(fields)} ({fields[:6]!r}): a ragged or truncated file"
+        )
+
+
 def _split_lines(path: Path, sep: str | None) -> Iterator[tuple[str, str, float]]:
+    width = None
     with path.open(encoding="utf-8") as fh:
         for line, text in enumerate(fh, start=1):
             if not text.strip():
@@ -89,6 +101,8 @@ def _split_lines(path: Path, sep: str | None) -> Iterator[tuple[str, str, float]
                     f"{path}: line {line}: expected user, item, rating separated by "
                     f"{sep or 'tabs/spaces'!r}; got {text.strip()[:80]!r}"
                 )
+            width = len(fields) if width is None else width
+            _same_width(fields, width, path, line)
             yield fields[0], fields[1], _number(fields[2], path, line)
 
 
@@ -103,8 +117,7 @@ def _csv_lines(path: Path) -> Iterator[tuple[str, str, float]]:
             line = reader.line_num
             if not row:
                 continue
-            if len(row) < 3:
-                raise DataError(f"{path}: line {line}: expected 3+ fields; got {row}")
+            _same_width(row, len(header), path, line)
             yield row[0], row[1], _number(row[2], path, line)
 
 
@@ -138,16 +151,27 @@ def read_ratings(path: str | os.PathLike, format: str | None = None) -> Ratings:
         "movielens-csv": lambda: _csv_lines(p),
         "yelp": lambda: _yelp_lines(p),
     }[fmt]()
+    _check_text(p)
     users, items, values = [], [], []
-    for u, i, v in lines:
-        users.append(u)
-        items.append(i)
-        values.append(v)
+    try:
+        for u, i, v in lines:
+            users.append(u)
+            items.append(i)
+            values.append(v)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{p}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     if not values:
         raise DataError(f"{p}: no ratings found")
     user_ids, user_codes = _codes(users)
     item_ids, item_codes = _codes(items)
-    return Ratings(user_codes, item_codes, np.array(values), user_ids, item_ids)
+    return Ratings(user_codes, item_codes, np.array(values), user_ids, item_ids, str(p))
+
+
+def _check_text(path: Path) -> None:
+    """A NUL byte in the first 64 KiB marks a binary file (text files never hold one)."""
+    with path.open("rb") as fh:
+        if b"\0" in fh.read(65536):
+            raise DataError(f"{path}: a binary file, not a text file of ratings")
 
 
 def _codes(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import ShapeError, config_error
 from ..privacy import DEFAULT_SAMPLER, resolve_sampler
+from ..validation import real_array
 from .base import ContextFreeRounds, Environment, Outcome
 
 REWARDS = ("bernoulli", "gaussian")
@@ -63,7 +64,7 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         reward_bounds: tuple[float, float] = (0.0, 1.0),
         sampler: Sampler | str | None = DEFAULT_SAMPLER,
     ) -> None:
-        means = np.array(means, dtype=np.float64)
+        means = real_array("means", means)
         if means.ndim != 2 or 0 in means.shape:
             raise ShapeError(f"means must be a non-empty (N, K) array; got shape {means.shape}")
         if not np.all((means >= 0) & (means <= 1)):
@@ -82,7 +83,7 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
             check_count("threshold", threshold), self._draw,
             laplace_epsilon=laplace_epsilon,
             reward_bounds=reward_bounds if laplace_epsilon is not None else None,
-            n_users=self.n_users, n_arms=self.n_arms, sampler=self.sampler,
+            n_users=self.n_users, n_arms=self.n_arms, sampler=self.sampler, require_play=True,
         )
 
     @property
@@ -107,8 +108,14 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         `aggregator`), the pseudo-regret and the expected reward."""
         a = self._check_assignments(np.asarray(action)[None, :])
         drawn = self._draw(np.arange(self.n_users), a[0], self._acting(t))
+        self.aggregator.grant(a, np.ones(1, dtype=np.int64))
         return Outcome(float(drawn.sum()), None, float(self.regret(a)[0]),
                        float(self.expected_reward(a)[0]))
+
+    def play(self, assignments: np.ndarray, rounds: np.ndarray) -> None:
+        """Assignment p of (P, N) is played for rounds[p] rounds: the aggregator may then
+        release those rounds' group sums, once each (`KAnonymousAggregator.grant`)."""
+        self.aggregator.grant(self._check_assignments(assignments), rounds)
 
     def _check_assignments(self, assignments: np.ndarray) -> np.ndarray:
         a = np.asarray(assignments)

@@ -109,17 +109,24 @@ class BlockRounds(ABC):
         i = t - self._start
         if not self._block or i >= self._rows:
             self._start = t
-            # prefetch the block after this one unless it would start at or past the horizon
-            ahead = self._prefetch and (
-                self.horizon is None or t + self._block_size < self.horizon
-            )
-            self._block = self._pipeline.take(self._frozen_block, ahead)
+            self._block = self.next_block(t)
             users = self._block["users"]
             self._rows = users.shape[0]
             self._users = users.tolist() if users.dtype.kind in "iu" else [int(u) for u in users]
             self._items = self._block["items"]
             i = 0
         return i
+
+    def next_block(self, t: int) -> dict[str, np.ndarray]:
+        """The block of rounds starting at round t: the prefetched one if any, else drawn
+        now (and the one after it starts on the worker when `prefetch` is on).
+
+        `observe` calls it; a driver that reads whole blocks itself (the lockstep
+        driver, `envs.lockstep`) calls it instead of `observe`, with t = 0, B, 2B, ...
+        """
+        # prefetch the block after this one unless it would start at or past the horizon
+        ahead = self._prefetch and (self.horizon is None or t + self._block_size < self.horizon)
+        return self._pipeline.take(self._frozen_block, ahead)
 
     def _frozen_block(self) -> dict[str, np.ndarray]:
         """The next block from `_draw_block`, its arrays made read-only."""

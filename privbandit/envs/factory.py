@@ -47,8 +47,10 @@ ENVIRONMENT: tuple[Param, ...] = (
     Param("noise_sd", float, None, "reward noise sd (clustered, gaussian)", range="[0, inf)"),
     Param("path", str, None, "the ratings file (ratings; required there)"),
     Param("format", str, None, "the ratings file's format (ratings; default: guessed)"),
-    Param("top_users", int, None, "most active users kept (ratings)", range="[1, inf)"),
-    Param("top_items", int, None, "most rated items kept (ratings)", range="[1, inf)"),
+    Param("top_users", int, None, "most active users kept (ratings; default 1000, fewer "
+          "with a warning if the file has fewer)", range="[1, inf)"),
+    Param("top_items", int, None, "most rated items kept (ratings; default 1000, fewer "
+          "with a warning if the file has fewer)", range="[1, inf)"),
 )
 # what each setting reads, with its defaults (None: the builder's own choice)
 SETTING_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -57,7 +59,7 @@ SETTING_DEFAULTS: dict[str, dict[str, Any]] = {
     "clustered": {"dim": 10, "users": 20, "clusters": 4, "items": 10, "gap": 0.0,
                   "kind": "sphere", "item_dist": "sphere", "reward": "bernoulli",
                   "noise_sd": 0.1},
-    "ratings": {"path": None, "format": None, "top_users": 1000, "top_items": 1000, "dim": 20,
+    "ratings": {"path": None, "format": None, "top_users": None, "top_items": None, "dim": 20,
                 "users": 40, "clusters": 10, "items": 200, "list_len": None},
 }
 

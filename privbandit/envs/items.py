@@ -25,7 +25,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..errors import NormBoundError, ShapeError, config_error
-from ..validation import check_dim, mark_validated
+from ..validation import check_dim, mark_validated, real_array
 
 _NORM_SLACK = 1e-9
 # Normalised rows have norm 1 up to rounding of order dim * 2^-53, far inside the policies'
@@ -92,7 +92,7 @@ class BiasedSphereItems(ItemSource):
         g = rng.standard_normal((rounds, self.n_items, self.dim - 1))
         unit = _unit_rows(g)
         out = np.empty((rounds, self.n_items, self.dim))
-        out[..., :-1] = g * np.sqrt(0.5)
+        np.multiply(g, np.sqrt(0.5), out=out[..., :-1])  # no temporary: same values
         out[..., -1] = np.sqrt(0.5)
         return mark_validated(out, 1.0 if unit else math.inf)
 
@@ -108,7 +108,7 @@ class PoolItems(ItemSource):
     """
 
     def __init__(self, features: np.ndarray, n_items: int, *, bound: float | None = None) -> None:
-        f = np.array(features, dtype=np.float64)
+        f = real_array("features", features)
         if f.ndim != 2 or f.shape[0] == 0 or f.shape[1] == 0:
             raise ShapeError(f"features must be a non-empty (P, d) array; got shape {f.shape}")
         if not np.all(np.isfinite(f)):

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from privbandit.accounting.validation import check_nonnegative
+from privbandit.accounting.validation import as_array, check_nonnegative
 
 from ..errors import ShapeError, config_error
-from ..validation import check_action
+from ..validation import check_action, real_array
 from .base import Environment, Outcome
 from .blocks import BlockRounds, block_rounds
 from .items import ItemSource
@@ -29,7 +29,7 @@ REWARD_MODELS = ("bernoulli", "gaussian")
 
 def check_preferences(theta: object, dim: int) -> np.ndarray:
     """A finite (n_users, dim) array with n_users >= 1, copied and made read-only."""
-    th = np.array(theta, dtype=np.float64)
+    th = real_array("theta", theta)
     if th.ndim != 2 or th.shape[1] != dim:
         raise ShapeError(f"theta must be an (n_users, {dim}) array; got shape {th.shape}")
     if th.shape[0] == 0:
@@ -44,7 +44,7 @@ def check_labels(labels: object, n_users: int) -> np.ndarray | None:
     """None or n_users integer cluster labels."""
     if labels is None:
         return None
-    lab = np.array(labels)
+    lab = np.array(as_array("clusters", labels))
     if lab.shape != (n_users,) or not np.issubdtype(lab.dtype, np.integer):
         raise ShapeError(f"clusters must be {n_users} integer labels; got {lab.dtype} {lab.shape}")
     lab.flags.writeable = False
@@ -55,7 +55,7 @@ def check_user_probs(user_probs: object, n_users: int) -> np.ndarray | None:
     """None (uniform arrival) or n_users non-negative probabilities summing to 1."""
     if user_probs is None:
         return None
-    p = np.asarray(user_probs, dtype=np.float64)
+    p = real_array("user_probs", user_probs)
     if p.shape != (n_users,) or not np.all(np.isfinite(p)) or np.any(p < 0):
         raise config_error(
             "user_probs", user_probs, f"{n_users} finite non-negative probabilities"

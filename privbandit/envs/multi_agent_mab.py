@@ -24,6 +24,7 @@ import numpy as np
 from privbandit.accounting.validation import check_count
 
 from ..errors import RewardError, ShapeError, config_error
+from ..validation import real_array
 from .base import ContextFreeRounds, Environment, Outcome
 
 
@@ -35,7 +36,7 @@ class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
     """
 
     def __init__(self, means: Any, n_users: int | None = None) -> None:
-        mu = np.array(means, dtype=np.float64, copy=True)
+        mu = real_array("means", means)
         if not np.all((mu >= 0.0) & (mu <= 1.0)):
             bad = mu[~((mu >= 0.0) & (mu <= 1.0))]
             raise RewardError(

@@ -306,6 +306,19 @@ class FederatedClub(Policy):
         d = self.config.dim
         return (d * d + d + 1) * 8
 
+    # -- replicates in lockstep (`fclub.lockstep`) -----------------------------------------
+    @property
+    def lockstep_ready(self) -> bool:
+        """FCLUB-DC itself (non-private, delayed sync, detection on, no observer)."""
+        return (type(self) is FederatedClub and self.plan is None and self.observer is None
+                and self.config.sync == "delayed" and self.config.detect)
+
+    @classmethod
+    def lockstep(cls, policies: Any) -> Any:
+        from .lockstep import BatchedFederatedClub
+
+        return BatchedFederatedClub(policies)
+
     # -- reporting -------------------------------------------------------------------------
     @property
     def comm(self) -> CommLog:

@@ -101,6 +101,32 @@ def _share(value: object) -> float:
     return x
 
 
+def _paper_spends(epsilon: float, delta: float) -> float:
+    """The epsilon at delta of seed 000's calibration for a target epsilon.
+
+    Its noise gives the record a GDP parameter mu = epsilon / sqrt(64 ln(2/delta))
+    whatever the horizon, the dimension and the detection share (each release's
+    variance scales with its share of the nodes).
+    """
+    mu = epsilon / math.sqrt(64.0 * math.log(2.0 / delta))
+    return ExactGaussianAccountant().compose(GaussianEvent(1.0 / mu, 1.0)).epsilon(delta)
+
+
+def paper_epsilon_limit(delta: float) -> float:
+    """The largest epsilon that the "paper" calibration certifies at `delta` (bisection).
+
+    Below it the spent epsilon is at most the target; the spent epsilon grows
+    quadratically in the target (mu^2 / 2), so beyond one crossing it exceeds it.
+    """
+    lo, hi = 1.0, 2.0
+    while _paper_spends(hi, delta) <= hi:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _paper_spends(mid, delta) <= mid else (lo, mid)
+    return lo
+
+
 @dataclass(frozen=True, eq=False)
 class CdpPlan:
     """The privacy side of CDP-FCLUB-DC; see the module docstring.
@@ -214,8 +240,16 @@ class CdpPlan:
 
     def _check_certified(self) -> None:
         spent = ExactGaussianAccountant().compose(self.record_event).epsilon(self.delta)
-        if spent > self.epsilon * (1 + 1e-9):  # a calibration bug, never a user error
-            raise AssertionError(f"calibrated noise spends epsilon={spent!r} > {self.epsilon!r}")
+        if spent <= self.epsilon * (1 + 1e-9):
+            return
+        if self.calibration == "paper":  # the formula's own range, a user error
+            limit = paper_epsilon_limit(self.delta)
+            raise config_error(
+                "epsilon", self.epsilon,
+                f"at most {limit:.6g} with calibration='paper' at delta={self.delta!r} (seed "
+                "000's variance is (epsilon, delta)-DP only up to there, for any horizon; "
+                "calibration='tight' takes any epsilon > 0)")
+        raise AssertionError(f"calibrated noise spends epsilon={spent!r} > {self.epsilon!r}")
 
     def spent_epsilon(self) -> float:
         """The epsilon one record actually spends at delta (exact accountant)."""

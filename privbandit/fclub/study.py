@@ -20,6 +20,7 @@ stream, whatever the algorithm or budget.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..registry import (
 )
 from ..result import RunResult
 from ..runtime import run, seed_streams
+from ..runtime.lockstep import run_replicates
 from ..schema import Param
 from .baselines import make_policy
 from .config import FclubConfig
@@ -73,9 +75,12 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "linucb-per-user": _RADIUS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
+LOCKSTEP = ("fclub-dc",)  # algorithms with a batched version (`fclub.lockstep`)
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}
+# the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
+PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
@@ -98,6 +103,20 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     (`envs.factory.make_environment`, seed 000's synthetic setting by default);
     `servers` is the number of local servers L (a study fills every declared key).
     """
+    policy, env, horizon = build_run(name, config, seed)
+    return run(policy, env, horizon, seed, algorithm=name)
+
+
+def run_seeds(name: str, config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
+    """`run_algorithm` for several seeds, in lockstep where the algorithm allows it
+    (`runtime.lockstep`; FCLUB-DC), with the same results."""
+    built = [build_run(name, config, seed) for seed in seeds]
+    return run_replicates([b[0] for b in built], [b[1] for b in built], built[0][2], seeds,
+                          algorithm=name)
+
+
+def build_run(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Any, int]:
+    """(policy, world, horizon) of one run of `name` (see `run_algorithm`)."""
     settings = dict(config)
     horizon = settings.pop("horizon", None)
     if horizon is None:
@@ -118,7 +137,7 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
     else:
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
-    return run(policy, env, horizon, seed, algorithm=name)
+    return policy, env, horizon
 
 
 def _runner(name: str):
@@ -129,6 +148,12 @@ def _runner(name: str):
     return run_named
 
 
+def _presets(name: str) -> dict[str, dict[str, Any]]:
+    if name == "cdp-fclub-dc":
+        return PRESETS
+    return PUBLIC_CODE if name in ("fclub", "fclub-dc") else {}
+
+
 def _entries() -> list[AlgorithmEntry]:
     out = []
     for name, text in _DESCRIPTIONS.items():
@@ -137,7 +162,8 @@ def _entries() -> list[AlgorithmEntry]:
             name, _runner(name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
-            presets=PRESETS if name == "cdp-fclub-dc" else {}, description=text))
+            presets=_presets(name), description=text,
+            lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None))
     return out
 
 

@@ -209,8 +209,7 @@ class DelayedSync:
         raw_trigger = float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u
         if self.plan is None:
             if raw_trigger:
-                ds, du, _ = self.raw_buffer(c)
-                self._upload(c, ds, du, None, t)
+                self.upload_raw(c, t)
             return
         d = self.dim
         prefix = self.trees[c].add(np.multiply.outer(z, z), rng)
@@ -220,6 +219,11 @@ class DelayedSync:
         if self._fires(c, ld, raw_trigger):
             self.last[c] = prefix
             self._upload(c, *self._contents(c, noisy_s, noisy_u, ld), t)
+
+    def upload_raw(self, c: int, t: int) -> None:
+        """A non-private upload of c's raw buffer (eq. 5 fired on the raw statistics)."""
+        ds, du, _ = self.raw_buffer(c)
+        self._upload(c, ds, du, None, t)
 
     def _fires(self, c: int, logdet_noisy: float, raw_trigger: bool) -> bool:
         """A private run's upload trigger: eq. 5 on the noisy buffer (ln det(S_c + dS~)),

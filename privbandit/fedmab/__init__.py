@@ -8,6 +8,8 @@
     graphs: Graph, fully_connected, star, ring, random_connected, disjoint_union,
         components, is_connected, require_connected, eccentricity, diameter, sinks
     EpochSchedule.build(epsilon, n_arms, horizon, n_uploaders, rounds=None)
+    rounds_bound(horizon, n_agents): the paper's R >= 2 ln T / ln M; a smaller R warns
+        (RoundsBelowBoundWarning)
     audit: EpochMeansTranscript, neighbouring_rewards, audit_transcript
 
 The environment is `privbandit.envs.multi_agent_mab.MultiAgentBernoulliMAB`.
@@ -15,7 +17,7 @@ See docs/fedmab.md.
 """
 from .algorithms import CDPMAB, DDPMAB, HDPMAB
 from .engine import EpochRecord, FedMABRun
-from .errors import DisconnectedGraphError, GraphError
+from .errors import DisconnectedGraphError, GraphError, RoundsBelowBoundWarning
 from .graphs import (
     Graph,
     components,
@@ -30,11 +32,11 @@ from .graphs import (
     sinks,
     star,
 )
-from .schedule import EpochSchedule, confidence_radius
+from .schedule import EpochSchedule, confidence_radius, rounds_bound
 
 __all__ = [
     "CDPMAB", "DDPMAB", "DisconnectedGraphError", "EpochRecord", "EpochSchedule", "FedMABRun",
     "Graph", "GraphError", "HDPMAB", "components", "confidence_radius", "diameter",
     "disjoint_union", "eccentricity", "fully_connected", "is_connected", "random_connected",
-    "require_connected", "ring", "sinks", "star",
+    "require_connected", "ring", "rounds_bound", "RoundsBelowBoundWarning", "sinks", "star",
 ]

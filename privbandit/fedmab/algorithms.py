@@ -12,7 +12,7 @@ the agents play their own empirically best arm.  S(r) and C(r):
 
 Privacy guarantee (every algorithm here)
     Neighbouring relation: agent-level -- one reward in one agent's history
-    differs (DESIGN.md section 3).  Sensitivity: an epoch mean over n_r rewards
+    differs (docs/privacy_relations.md).  Sensitivity: an epoch mean over n_r rewards
     in [0, 1] moves by at most 1/n_r (L1 norm over the arms: one reward
     touches one arm).  Measure: pure epsilon-DP for each agent, separately.
     Mechanism: `privbandit.mechanisms.laplace.LaplaceMeans` (scale 1/(epsilon n_r)),

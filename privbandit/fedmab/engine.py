@@ -37,7 +37,7 @@ from ..protocol import StepProtocol
 from ..result import RunResult
 from ..runtime import play
 from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism
-from .schedule import EpochSchedule
+from .schedule import EpochSchedule, warn_below_bound
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,7 @@ class EpochProtocol(StepProtocol):
                 "env", env, f"an environment with {self.network.n_users} agents (the network's)"
             )
         m, k = env.n_users, env.n_arms
+        warn_below_bound(self.rounds, horizon, m)
         self.schedule = EpochSchedule.build(self.epsilon, k, horizon, self.network.n_uploaders,
                                             self.rounds)
         self._reward_rng, self._noise_rng, self._protocol_rng = rng.spawn(3)

@@ -10,3 +10,7 @@ class GraphError(ConfigError):
 
 class DisconnectedGraphError(GraphError):
     """A graph that must be connected (DDP-MAB's network, a component) is not."""
+
+
+class RoundsBelowBoundWarning(UserWarning):
+    """An R-round schedule below seed 002's condition R >= 2 ln T / ln M."""

@@ -2,7 +2,7 @@
 
 The structure is the paper's (Li & Song, Alg. 1 lines 3-5 and Sec. IV-B); its
 copy lost the equations, so the constants below are privbandit's derivation
-(`shared/notes/federated-mab-formulas.md`), not the paper's:
+(docs/fedmab.md, "Constants"), not the paper's:
 
 - confidence level beta_r = 1 / (4 K r^2 T), L_r = ln(2 / beta_r);
 - sampling radius sqrt(L_r / (2 N S)): Hoeffding over the N*S rewards behind
@@ -18,6 +18,7 @@ copy lost the equations, so the constants below are privbandit's derivation
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from privbandit.accounting.validation import check_count, check_positive
 
 from ..errors import config_error
+from .errors import RoundsBelowBoundWarning
 
 
 def log_term(epoch: int, n_arms: int, horizon: int) -> float:
@@ -111,6 +113,30 @@ class EpochSchedule:
 
     def __len__(self) -> int:
         return len(self.sizes)
+
+
+def rounds_bound(horizon: int, n_agents: int) -> float | None:
+    """Seed 002's condition on the number of epochs: R >= 2 ln T / ln M (None if M = 1).
+
+    Under it (the paper's decentralized analysis) federation is no worse than each
+    agent learning alone; its worst-case remark takes R = 3 ln T / (4 ln M).
+    """
+    if n_agents < 2:
+        return None
+    return 2.0 * math.log(horizon) / math.log(n_agents)
+
+
+def warn_below_bound(rounds: int | None, horizon: int, n_agents: int) -> None:
+    """Warn (`RoundsBelowBoundWarning`) when a user's R is below `rounds_bound`."""
+    bound = rounds_bound(horizon, n_agents)
+    if rounds is None or bound is None or rounds >= bound:
+        return
+    worst = 3.0 * math.log(horizon) / (4.0 * math.log(n_agents))
+    warnings.warn(RoundsBelowBoundWarning(
+        f"rounds={rounds} is below seed 002's condition R >= 2 ln T / ln M = {bound:.2f} "
+        f"(T={horizon}, M={n_agents}; its worst-case remark gives 3 ln T / (4 ln M) = "
+        f"{worst:.2f}): federation may then do worse than each agent alone; use "
+        f"rounds >= {math.ceil(bound)} or rounds=None (no limit)"), stacklevel=2)
 
 
 def check_rounds(rounds: object) -> int:

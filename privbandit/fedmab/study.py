@@ -4,7 +4,8 @@ Environment settings (`[environment]` of a study, declared in `ENVIRONMENT`):
 `agents` (M, default 50), `arms` (K, default 100), `heterogeneous` (default
 false), `graph` ("fully-connected", "star", "ring", "random"; default "ring")
 and `edge_prob` (random graphs, default 0.1) for DDP-MAB, and `components`
-(HDP-MAB: the agents are split into this many equal rings, default 10).
+(HDP-MAB: the agents are split into this many equal rings of >= 3 agents;
+default min(10, agents // 3), so that the default fits any number of agents).
 Parameters (`PARAMS`): epsilon, sampler, `participation` (CDP-MAB), `rounds`,
 costs.  The three are pure epsilon-DP: no delta.
 The environment's stream and the algorithm's stream are the first and second
@@ -35,8 +36,8 @@ GRAPH = (
     Param("graph", str, "ring", "the agents' communication graph", choices=_GRAPHS),
     Param("edge_prob", float, 0.1, "edge probability of a random graph", range="(0, 1]"),
 )
-COMPONENTS = Param("components", int, 10, "the agents are split into this many equal rings",
-                   range="[1, inf)")
+COMPONENTS = Param("components", int, None, "the agents are split into this many equal rings "
+                   "of >= 3 agents (default: min(10, agents // 3))", range="[1, inf)")
 ROUNDS = Param("rounds", int, None, "number of epochs (default: the algorithm's)",
                range="[1, inf)")
 SERVER_COST = Param("server_cost", float, 25.0, "communication cost of a server message",
@@ -95,9 +96,15 @@ def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
 
 def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, _, settings, p = _setup("hdp-mab", config, seed)
+    if env.n_users < 3:
+        raise config_error("environment.agents", env.n_users, "an integer >= 3 for hdp-mab "
+                           "(its components are rings of >= 3 agents)")
     q = settings["components"]
+    if q is None:  # the default fits the agents: rings of >= 3, so at most agents // 3
+        q = min(10, env.n_users // 3)
     if not 1 <= q <= env.n_users // 3:
-        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}]")
+        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}] "
+                           f"(rings of >= 3 of the {env.n_users} agents)")
     sizes = [env.n_users // q + (i < env.n_users % q) for i in range(q)]
     graph = disjoint_union([ring(s) for s in sizes])
     alg = HDPMAB(p["epsilon"], config["horizon"], graph, rounds=p["rounds"],

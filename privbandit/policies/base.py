@@ -22,6 +22,7 @@ and SCLUB share.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,19 @@ class Policy(Protocol):
     @abstractmethod
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Learn from the feedback to `action` (same `items` and `user` as `select`)."""
+
+    @property
+    def lockstep_ready(self) -> bool:
+        """True when this policy can be a replicate of `lockstep` (its class has one and
+        its configuration is one the batched version plays)."""
+        return type(self).lockstep.__func__ is not Policy.lockstep.__func__
+
+    @classmethod
+    def lockstep(cls, policies: Sequence[Policy]) -> Any:
+        """A `policies.lockstep.BatchedPolicy` playing `policies` (replicates of this
+        class, fresh, with alike parameters) in lockstep, or None when the class has
+        none (`runtime.lockstep`)."""
+        return None
 
     def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
                 rng: np.random.Generator) -> int:
@@ -94,5 +108,6 @@ class CheckedItemsPolicy(Policy):
         """(context of the chosen item, reward), checked: the update's half of the round check."""
         if items is not self._checked:
             items = check_items(items, self.dim, self.item_bound)
-        self._checked = None
-        return items[check_action(action, items.shape[0])], check_reward(feedback)
+        observed = items[check_action(action, items.shape[0])], check_reward(feedback)
+        self._checked = None  # only once all is checked: a refused update changes nothing
+        return observed

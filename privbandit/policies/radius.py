@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
@@ -71,3 +73,10 @@ class ConfidenceRadius(RadiusSettings):
             r = self.noise_scale * math.sqrt(2.0 * math.log(1.0 / self.confidence) + logdet_ratio)
             return self.scale * (r + math.sqrt(lam) * self.theta_bound)
         return self.scale * self.beta
+
+    def many(self, logdet_ratios: np.ndarray, lam: float) -> np.ndarray:
+        """The radii of several models at once, (n,): the arithmetic of `__call__`."""
+        if self.beta == "oful":
+            r = self.noise_scale * np.sqrt(2.0 * math.log(1.0 / self.confidence) + logdet_ratios)
+            return self.scale * (r + math.sqrt(lam) * self.theta_bound)
+        return np.full(np.shape(logdet_ratios), self.scale * self.beta)

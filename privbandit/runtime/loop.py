@@ -104,9 +104,7 @@ def play(
     if not isinstance(rng, np.random.Generator):
         raise config_error("rng", rng, "a numpy.random.Generator")
     horizon = check_dim("horizon", horizon)
-    every = (protocol.checkpoint_every(horizon) if cluster_every is None
-             else check_dim("cluster_every", cluster_every))
-    watching = [Checkpoints(every), LedgerTrace(every), Communication(), *observers]
+    watching = watchers(protocol, horizon, cluster_every, observers)
     if progress:
         watching.append(ShowProgress(horizon))
     if rounds_rng is not None:
@@ -133,6 +131,22 @@ def play(
         for observer in watching:
             observer.after_step(state, t)
     elapsed = time.perf_counter() - started
+    return build_result(state, watching, regret, reward, elapsed, algorithm, params, seed)
+
+
+def watchers(protocol: Protocol, horizon: int, cluster_every: int | None,
+             observers: Sequence[Observer] = ()) -> list[Observer]:
+    """The loop's observers of one run: checkpoints, ledger trace, communication, `observers`."""
+    every = (protocol.checkpoint_every(horizon) if cluster_every is None
+             else check_dim("cluster_every", cluster_every))
+    return [Checkpoints(every), LedgerTrace(every), Communication(), *observers]
+
+
+def build_result(state: RunState, watching: Sequence[Observer], regret: np.ndarray,
+                 reward: np.ndarray, elapsed: float, algorithm: str | None,
+                 params: dict[str, Any] | None, seed: int | None) -> RunResult:
+    """The run's `RunResult` once its last step is played (`elapsed` seconds)."""
+    protocol, horizon = state.protocol, state.horizon
     fields: dict[str, Any] = {}
     for observer in watching:
         observer.finish(state, fields)
@@ -146,6 +160,6 @@ def play(
         timings={"simulate": elapsed, "rounds_per_second": horizon / max(elapsed, 1e-12),
                  **protocol.timings()},
         seed=seed,
-        environment=env.describe(),
+        environment=state.env.describe(),
         **fields,
     )

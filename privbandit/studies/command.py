@@ -13,6 +13,7 @@ from ..errors import ConfigError, config_error
 
 DEFAULT_STUDY = "default_tradeoff.toml"
 STUDY_FILE = "study.json"  # what `study plot` needs to know of the study that ran
+EXIT_RUNS_FAILED = 3  # some runs of a study failed (see privbandit.cli for every exit code)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -107,29 +108,40 @@ def _figures(records, out_dir: Path, break_even=None, value=None) -> list[Path]:
 
 
 def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:
-    from .runner import StudyError, run_study, write_atomic
+    from .runner import StudyError, folder_lock, run_study, write_atomic
 
     if workers is not None and workers < 1:
         raise config_error("--workers", workers, "an integer >= 1")
     out_dir = out if out is not None else Path("results") / spec.name
     executor = dask_executor(scheduler) if scheduler else None
-    failed = None
-    try:
-        outcome = run_study(spec, out_dir, executor=executor, workers=workers)
-        records = outcome.records
-    except StudyError as exc:
-        failed = exc
-        from .summary import load_records
-
-        records = load_records(out_dir)
-    write_atomic(out_dir / STUDY_FILE, json.dumps({"name": spec.name,
-                                                   "break_even": spec.break_even}))
-    print(f"study {spec.name}: {len(records)} runs in {out_dir}")
-    _report(records, out_dir, spec.break_even, plots)
-    if failed is not None:
-        print(f"privbandit: error: {failed}", file=sys.stderr)
-        return 1
+    created = not out_dir.exists()
+    with folder_lock(out_dir):
+        try:
+            outcome = run_study(spec, out_dir, executor=executor, workers=workers)
+        except StudyError as exc:
+            # no summary, ledgers or figures of a failed study; finished runs stay in
+            # runs/ for the next attempt, and a folder this attempt made is removed if empty
+            print(f"privbandit: error: {exc}", file=sys.stderr)
+            if created:
+                _remove_if_empty(out_dir)
+            return EXIT_RUNS_FAILED
+        write_atomic(out_dir / STUDY_FILE, json.dumps({"name": spec.name,
+                                                       "break_even": spec.break_even}))
+        print(f"study {spec.name}: {len(outcome.records)} runs in {out_dir}")
+        _report(outcome.records, out_dir, spec.break_even, plots)
     return 0
+
+
+def _remove_if_empty(out_dir: Path) -> None:
+    """Remove `out_dir` if it holds nothing but its lock file and an empty runs/."""
+    from .runner import LOCK_FILE
+
+    runs = out_dir / "runs"
+    if runs.is_dir() and not any(runs.iterdir()):
+        runs.rmdir()
+    if {p.name for p in out_dir.iterdir()} <= {LOCK_FILE}:
+        (out_dir / LOCK_FILE).unlink(missing_ok=True)
+        out_dir.rmdir()
 
 
 def _report(records, out_dir: Path, break_even, plots: bool) -> None:
@@ -163,6 +175,11 @@ def cmd_study_plot(args) -> int:
     records = load_records(args.dir)
     if not records:
         raise ConfigError(f"results folder {str(args.dir)!r} holds no finished runs (runs/*.json)")
+    horizons = sorted({r.get("run", {}).get("horizon") for r in records}, key=str)
+    if len(horizons) > 1:
+        raise ConfigError(
+            f"results folder {str(args.dir)!r} mixes runs of horizons {horizons}: their regrets "
+            "cannot share a summary or a figure; move one horizon's runs to another folder")
     _report(records, args.dir, _saved_break_even(args.dir), True)
     return 0
 

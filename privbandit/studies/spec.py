@@ -156,6 +156,9 @@ def load_study(path: str | Path) -> StudySpec:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"study file {str(path)!r} cannot be read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"study file {str(path)!r} is not UTF-8 text (a binary file?): "
+                          f"{exc.reason} at byte {exc.start}") from None
     return parse_study(text, source=str(path))
 
 

@@ -2,6 +2,10 @@
 
 Setup (seed 003, Algorithm 1 step 2): every party makes an X25519 key pair;
 the mask generator draws Q and sends each party its block, sealed for it.
+With `seal_traffic`, each passive party also opens one sealed session channel
+to the active party (`privbandit.mechanisms.sealing.ChannelSender`: one key
+agreement per party pair and session, AES-256-GCM with a unique nonce per
+message, replays refused by the message counter).
 Round t (steps 4-10), as `decide` then `commit`:
 
 1. the active party sends each passive party a request (`wire`);
@@ -132,6 +136,9 @@ class VerticalFederation(Policy):
         )
         self.name = VERTICAL_NAMES.get(policy.name, f"vertical-{policy.name}")
         self._log = CommLog()
+        # per-round traffic, tallied in commit and written to the log in bulk (`comm`)
+        self._tally: dict[tuple[str, str], list[int]] = {}
+        self._tally_rounds: list[int] = []
         self._timings = {"setup": 0.0, "passive": 0.0, "active": 0.0}
         self.transcript: list[tuple] = []
         self._pending: PendingRound | None = None
@@ -139,6 +146,7 @@ class VerticalFederation(Policy):
         if ledger is not None:
             ledger.note(MASK_EVENT)
         self._distribute(rng)
+        self._open_channels()
 
     @property
     def parties(self) -> tuple:
@@ -163,6 +171,15 @@ class VerticalFederation(Policy):
             party.receive_mask(delivered, self.generator.public)
             self._log.record(DOWNLOAD, 1, len(message), sender=GENERATOR)
         self._timings["setup"] = time.perf_counter() - started
+
+    def _open_channels(self) -> None:
+        """Each passive party's hello opens its sealed channel to the active party."""
+        if not self.seal_traffic:
+            return
+        for party in self.passive:
+            hello = self._transport(party.name, ACTIVE, party.hello)
+            self.active.accept_channel(party.index, hello)
+            self._log.record(UPLOAD, 1, len(hello), sender=party.name)
 
     def decide(self, rnd: VerticalRound, rng: np.random.Generator) -> PendingRound:
         """Steps 1-3 of a round: collect, check and sum the masked batches; choose an item.
@@ -206,14 +223,16 @@ class VerticalFederation(Policy):
         started = time.perf_counter()
         self.active.learn(pending.masked, pending.user, pending.action, reward)
         self._timings["active"] += time.perf_counter() - started
-        # one log record per direction and sender a round (the log validates every record)
-        totals: dict[tuple[str, str], list[int]] = {}
+        # tallied here, logged in bulk when the log is read (the log validates each record)
+        tally = self._tally
         for direction, sender, nbytes in pending.traffic:
-            counts = totals.setdefault((direction, sender), [0, 0])
+            counts = tally.get((direction, sender))
+            if counts is None:
+                counts = tally[(direction, sender)] = [0, 0]
             counts[0] += 1
             counts[1] += nbytes
-        for (direction, sender), (count, size) in totals.items():
-            self._log.record(direction, count, size, pending.t, sender=sender)
+        if pending.traffic:
+            self._tally_rounds.append(pending.t)
         if self.record:
             self.transcript.append(pending.parts)
 
@@ -233,11 +252,16 @@ class VerticalFederation(Policy):
 
     @property
     def comm(self) -> CommLog:
+        """The communication log, with every committed round's traffic."""
+        for (direction, sender), (count, size) in self._tally.items():
+            self._log.record(direction, count, size, sender=sender)
+        self._log.mark_rounds(self._tally_rounds)
+        self._tally, self._tally_rounds = {}, []
         return self._log
 
     def comm_summary(self) -> dict[str, Any]:
         """The communication log's summary (messages and bytes by direction and party)."""
-        return self._log.summary()
+        return self.comm.summary()
 
     def ledgers(self) -> list[Ledger]:
         return list(self._ledgers)

@@ -23,7 +23,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from privbandit.mechanisms.masks import OrthogonalMask, PartyMask
-from privbandit.mechanisms.sealing import Opener, PartyKeys, ReplayGuard, Sealer, open_message
+from privbandit.mechanisms.sealing import (
+    ChannelReceiver,
+    ChannelSender,
+    Opener,
+    PartyKeys,
+    Sealer,
+)
 
 from ..errors import ShapeError, config_error
 from ..policies.base import Policy
@@ -129,15 +135,16 @@ class _Party:
             raise ProtocolError(f"{self.name} has no mask block yet; distribute masks first")
         return self._mask
 
-    def mask(self, features: np.ndarray, n_items: int) -> np.ndarray:
-        """Q^j x^j for this party's (K, d_j) features: (K, d)."""
+    def mask(self, features: np.ndarray, n_items: int, out: np.ndarray | None = None
+             ) -> np.ndarray:
+        """Q^j x^j for this party's (K, d_j) features: (K, d), written into `out` if given."""
         x = np.asarray(features)
         if x.shape != (n_items, self.width):
             raise ShapeError(
                 f"features of {self.name} must have shape ({n_items}, {self.width}); "
                 f"got {x.shape}"
             )
-        return self._require_mask().mask(x)
+        return self._require_mask().mask(x, out=out)
 
 
 class PassiveParty(_Party):
@@ -155,17 +162,24 @@ class PassiveParty(_Party):
         if isinstance(index, bool) or not isinstance(index, int) or index < 1:
             raise config_error("index", index, "an integer >= 1 (0 is the active party)")
         super().__init__(index, width, dim, keys)
-        # With the active party's key, replies are sealed; without, sent as plain bytes.
-        self._active_public = active_public
-        self._sealer = None if active_public is None else Sealer(self.name, self.keys)
+        # With the active party's key, replies travel on one sealed session channel
+        # (one key agreement for the session, a fresh nonce per message); without, in plain.
+        self._channel = None if active_public is None else ChannelSender(
+            self.name, self.keys, ACTIVE, active_public)
+
+    @property
+    def hello(self) -> bytes | None:
+        """The channel's opening message for the active party (None without sealing)."""
+        return None if self._channel is None else self._channel.hello
 
     def answer(self, request: bytes, round: int, features: np.ndarray) -> bytes:
         """Round `round`'s reply: the masked batch of `features` ((K, d_j)), serialized."""
         n_items = wire.decode_request(request, round=round, sender=0)
-        payload = wire.encode_masked(round, self.index, self.mask(features, n_items))
-        if self._sealer is None:
-            return payload
-        return self._sealer.seal_message(payload, ACTIVE, self._active_public)
+        payload, body = wire.masked_buffer(round, self.index, n_items, self.dim)
+        self.mask(features, n_items, out=body)  # masked straight into the message
+        if self._channel is None:
+            return bytes(payload)
+        return self._channel.seal(payload)
 
 
 class ActiveParty(_Party):
@@ -192,27 +206,35 @@ class ActiveParty(_Party):
             raise config_error("policy", policy, f"a linear Policy of dimension d={dim}")
         self.policy = policy
         self.n_passive = check_dim("n_passive", n_passive)
-        # One peer table per passive slot: a reply sealed by any other party is refused.
-        self._peers = None if passive_publics is None else [
-            {party_name(j): passive_publics[party_name(j)]} for j in range(1, n_passive + 1)
-        ]
+        # One channel per passive slot, opened by that party's hello: a reply sealed by
+        # any other party is refused.
+        self._publics = passive_publics
+        self._channels: list[ChannelReceiver | None] = [None] * self.n_passive
         self.round = 0
 
     @property
     def sealed(self) -> bool:
-        return self._peers is not None
+        return self._publics is not None
+
+    def accept_channel(self, j: int, hello: bytes) -> None:
+        """Open the sealed channel of passive slot j from that party's `hello`."""
+        if self._publics is None:
+            raise ProtocolError("this active party takes plain replies; no channel to open")
+        name = party_name(j)
+        self._channels[j - 1] = ChannelReceiver(self.name, self.keys, name, self._publics[name],
+                                                hello)
 
     def request(self, n_items: int) -> bytes:
         """The request every passive party receives this round."""
         return wire.encode_request(self.round, 0, n_items)
 
-    def _open(self, j: int, message: bytes, guard: ReplayGuard) -> bytes:
-        if self._peers is None:
+    def _open(self, j: int, message: bytes) -> bytes:
+        if self._publics is None:
             return message
-        return open_message(
-            message, recipient=self.name, recipient_keys=self.keys, peers=self._peers[j - 1],
-            guard=guard,
-        )
+        channel = self._channels[j - 1]
+        if channel is None:
+            raise ProtocolError(f"no sealed channel from {party_name(j)} yet; its hello opens it")
+        return channel.open(message)
 
     def combine(
         self, features: np.ndarray, replies: Sequence[bytes], *, keep_parts: bool = False
@@ -223,10 +245,10 @@ class ActiveParty(_Party):
         and, with `keep_parts`, the passive parties' batches as received.
         Raises (and changes nothing) on a reply sealed for someone else or
         tampered (`SealError`), of the wrong shape (`ShapeError`), for another
-        round or malformed (`ProtocolError`).  Replay across rounds is refused
-        by the round number inside the authenticated payload, and a reply
-        sealed by another party than the slot's owner is refused (its sender
-        is not that slot's peer).
+        round or malformed (`ProtocolError`).  A replayed sealed reply is refused
+        by its channel's counter (and a plain one by the round number inside the
+        payload), and a reply sealed by another party than the slot's owner is
+        refused (its sender is not that channel's).
         """
         n_items = np.shape(features)[0]
         total = self.mask(features, n_items)
@@ -235,10 +257,9 @@ class ActiveParty(_Party):
                 f"round {self.round} needs one reply from each of the {self.n_passive} passive "
                 f"parties; got {len(replies)}"
             )
-        guard = ReplayGuard()
         parts = []
         for j, message in enumerate(replies, start=1):
-            body = self._open(j, message, guard)
+            body = self._open(j, message)
             part = wire.decode_masked(
                 body, round=self.round, sender=j, n_items=n_items, dim=self.dim
             )

@@ -58,8 +58,18 @@ def encode_request(round: int, sender: int, n_items: int) -> bytes:
 def encode_masked(round: int, sender: int, masked: np.ndarray) -> bytes:
     """A passive party's masked batch (K, d) for round t."""
     k, d = masked.shape
-    body = np.ascontiguousarray(masked, dtype=_FLOAT).tobytes()
-    return _HEADER.pack(MAGIC, VERSION, MASKED, round, sender, k, d) + body
+    body = np.ascontiguousarray(masked, dtype=_FLOAT)
+    # one copy: the header's bytes joined to the array's own buffer
+    return _HEADER.pack(MAGIC, VERSION, MASKED, round, sender, k, d) + memoryview(body).cast("B")
+
+
+def masked_buffer(round: int, sender: int, n_items: int, dim: int) -> tuple[bytearray, np.ndarray]:
+    """A masked-batch message with its header written, and a (K, d) view of its body to
+    fill in place (the message then needs no copy of the batch)."""
+    message = bytearray(HEADER_BYTES + 8 * n_items * dim)
+    _HEADER.pack_into(message, 0, MAGIC, VERSION, MASKED, round, sender, n_items, dim)
+    body = np.frombuffer(message, dtype=_FLOAT, offset=HEADER_BYTES).reshape(n_items, dim)
+    return message, body
 
 
 def read_header(message: object) -> Header:
@@ -97,8 +107,19 @@ def _expect(header: Header, kind: int, round: int, sender: int) -> None:
         )
 
 
+def _fields(message: object) -> tuple | None:
+    """The header's fields when `message` is bytes long enough to hold one, else None."""
+    if isinstance(message, (bytes, bytearray)) and len(message) >= HEADER_BYTES:
+        return _HEADER.unpack_from(message)
+    return None
+
+
 def decode_request(message: object, *, round: int, sender: int) -> int:
     """Check a request for `round` from `sender`; return K."""
+    fields = _fields(message)
+    if (fields is not None and fields[:5] == (MAGIC, VERSION, REQUEST, round, sender)
+            and len(message) == HEADER_BYTES):  # type: ignore[arg-type]
+        return fields[5]  # the usual case, checked at once; the checks below explain a failure
     header = read_header(message)
     _expect(header, REQUEST, round, sender)
     if len(message) != HEADER_BYTES:  # type: ignore[arg-type]
@@ -112,6 +133,12 @@ def decode_masked(
     message: object, *, round: int, sender: int, n_items: int, dim: int
 ) -> np.ndarray:
     """Check and read a masked batch: round, sender, shape (K, d), length, finiteness."""
+    fields = _fields(message)
+    if (fields is not None and fields == (MAGIC, VERSION, MASKED, round, sender, n_items, dim)
+            and len(message) == HEADER_BYTES + 8 * n_items * dim):  # type: ignore[arg-type]
+        body = np.frombuffer(message, dtype=_FLOAT, offset=HEADER_BYTES).reshape(n_items, dim)
+        if np.isfinite(body).all():
+            return body
     header = read_header(message)
     _expect(header, MASKED, round, sender)
     if (header.n_items, header.dim) != (n_items, dim):

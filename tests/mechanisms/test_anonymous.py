@@ -389,3 +389,22 @@ def test_rounds_without_groups_release_and_cost_nothing():
     out = agg.aggregate(np.zeros((3, 0, 2), dtype=int), np.zeros((3, 0), dtype=int),
                         np.random.default_rng(0), ledger=ledger)
     assert out.shape == (3, 0) and source.calls == 0 and ledger.spent()[0] == 0.0
+
+
+def test_an_aggregator_tied_to_play_releases_each_played_round_once_and_a_failure_keeps_them():
+    def source(users, arms, rng):
+        return np.ones(users.size)
+
+    agg = KAnonymousAggregator(2, source, n_users=4, n_arms=2, require_play=True)
+    rng, groups = np.random.default_rng(0), pack_groups([[0, 1], [2, 3]])
+    agg.grant(np.array([[0, 0, 1, 1]]), np.array([2]))
+    with pytest.raises(AnonymityError, match="play check failed: 3 round"):
+        agg.aggregate(np.tile(groups, (3, 1, 1)), np.array([[0, 1]] * 3), rng)
+    assert agg.unreleased_rounds == 2  # a refused request consumes nothing
+    np.testing.assert_array_equal(
+        agg.aggregate(np.tile(groups, (2, 1, 1)), np.array([[0, 1]] * 2), rng), 2.0)
+    assert agg.unreleased_rounds == 0
+    with pytest.raises(InvalidParameterError, match="grant"):
+        KAnonymousAggregator(2, source).grant(np.zeros((1, 4), int), np.array([1]))
+    with pytest.raises(ShapeError, match=r"assignments must be \(P, N\) and rounds \(P,\)"):
+        agg.grant(np.zeros((2, 4), int), np.array([1]))

@@ -19,6 +19,9 @@ def test_feedback_only_through_the_aggregator():
     rng = np.random.default_rng(0)
     with pytest.raises(AnonymityError, match="fewer than the threshold C=3"):
         env.aggregator.aggregate(pack_groups([[0, 1]]), np.array([0]), rng)
+    with pytest.raises(AnonymityError, match="play check failed"):  # nothing played yet
+        env.aggregator.aggregate(pack_groups([[0, 1, 2]]), np.array([0]), rng)
+    env.play(np.array([[0, 0, 0, 1]]), np.array([1]))
     sums = env.aggregator.aggregate(pack_groups([[0, 1, 2]]), np.array([0]), rng)
     assert sums.shape == (1,)
     assert "means" not in env.describe() and env.describe()["threshold"] == 3
@@ -27,8 +30,26 @@ def test_feedback_only_through_the_aggregator():
 def test_bernoulli_sums_have_the_right_mean():
     env = AnonymousBanditEnv(MEANS, threshold=4)
     members = np.tile(pack_groups([[0, 1, 2, 3]]), (20_000, 1, 1))
+    env.play(np.zeros((1, 4), dtype=int), np.array([20_000]))
     sums = env.aggregator.aggregate(members, np.zeros((20_000, 1), int), np.random.default_rng(1))
     assert sums.mean() == pytest.approx(MEANS[:, 0].sum(), abs=0.03)
+
+
+def test_the_aggregator_releases_each_played_round_once():
+    env = AnonymousBanditEnv(MEANS, threshold=2)
+    rng, groups = np.random.default_rng(2), pack_groups([[0, 2], [1, 3]])
+    arms = np.array([[0, 1]] * 3)
+    env.play(np.array([[0, 1, 0, 1]]), np.array([3]))
+    with pytest.raises(AnonymityError, match="no played assignment has its users on these"):
+        env.aggregator.aggregate(groups[None], np.array([[1, 0]]), rng)  # arms not played
+    with pytest.raises(AnonymityError, match="unreleased: 3"):  # 1,000 rounds from 3 played
+        env.aggregator.aggregate(np.tile(groups, (1000, 1, 1)), np.zeros((1000, 2), int), rng)
+    assert env.aggregator.aggregate(np.tile(groups, (3, 1, 1)), arms, rng).shape == (3, 2)
+    assert env.aggregator.unreleased_rounds == 0
+    with pytest.raises(AnonymityError, match="unreleased: 0"):
+        env.aggregator.aggregate(groups[None], arms[:1], rng)
+    env.play(np.array([[0, 1, 0, 1]]), np.array([1]))  # one more round played, one more sum
+    assert env.aggregator.aggregate(groups[None], arms[:1], rng).shape == (1, 2)
 
 
 def test_regret_and_expected_reward():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -128,7 +129,8 @@ def test_kmeans_agrees_with_scikit_learn_on_separated_blobs():
         ("u.data", "1\t2\t5\t9\n1\t3\tfive\t9\n", "line 2: rating must be a number; got 'five'"),
         ("ratings.dat", "1::2::nan::0\n", "line 1: rating must be finite"),
         ("ratings.csv", "user,movie,rating\n1,2,3\n", "line 1: expected a header"),
-        ("ratings.csv", "userId,movieId,rating,timestamp\n1,2\n", "line 2: expected 3\\+ fields"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n1,2\n",
+         "line 2: expected 4 fields like the first line"),
         ("review.json", '{"user_id": "a", "stars": 4}\n', "line 1: expected a JSON object"),
         ("review.json", "not json\n", "line 1: expected a JSON object"),
         ("u.data", "\n\n", "no ratings found"),
@@ -147,12 +149,22 @@ def test_missing_file_unknown_format_and_requests_too_large(tmp_path):
     with pytest.raises(ConfigError, match="format must be one of"):
         read_ratings(tmp_path / "ratings.parquet")
     path = write(tmp_path, "movielens-100k", *triples(users=10, items=12))
-    with pytest.raises(DataError, match="n_items=50 exceeds the 12 items in the file"):
+    with pytest.raises(DataError, match="top_items=50 exceeds the 12 items in .*u.data; set "):
         ratings_environment(path, np.random.default_rng(0), top_items=50)
-    with pytest.raises(DataError, match="n_users=30 exceeds the 9 users who rated the top 12"):
+    with pytest.raises(DataError, match="top_users=30 exceeds the 9 users who rated the top 12"):
         ratings_environment(path, np.random.default_rng(0), top_users=30, top_items=12)
-    with pytest.raises(DataError, match="n_users=40 exceeds the top_users=8 kept"):
+    with pytest.raises(DataError, match="n_users=40 exceeds the top_users=8 kept; set n_users"):
         ratings_environment(path, np.random.default_rng(0), top_users=8, top_items=12, dim=3)
     with pytest.raises(ConfigError, match="n_items must be at most the pool's item count 12"):
         ratings_environment(path, np.random.default_rng(0), top_users=8, top_items=12, dim=3,
                             n_users=5, n_clusters=2, items_per_round=20)
+
+
+def test_default_sizes_fit_a_small_file_with_a_warning(tmp_path):
+    path = write(tmp_path, "movielens-100k", *triples(users=10, items=12))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = ratings_environment(path, np.random.default_rng(0), dim=3, n_users=5,
+                                  n_clusters=2, items_per_round=4)
+    said = sorted(str(w.message).split(": ")[-1] for w in caught)
+    assert env.n_users == 5 and said == ["using top_items=12", "using top_users=9"]

@@ -13,10 +13,13 @@ def runnable_blocks() -> list[str]:
 
 
 def test_the_quick_example_and_the_prefetch_example_run():
-    first, prefetch = runnable_blocks()
+    first, prefetch, lockstep = runnable_blocks()
     namespace: dict = {}
     exec(compile(first, str(DOC), "exec"), namespace)
     assert namespace["result"].cluster_error is not None
     namespace = {}
     exec(compile(prefetch, str(DOC), "exec"), namespace)
     assert namespace["env"].prefetch and np.isfinite(namespace["result"].total_regret)
+    namespace = {}
+    exec(compile(lockstep, str(DOC), "exec"), namespace)
+    assert [r.timings["lockstep_replicates"] for r in namespace["results"]] == [16] * 16

@@ -12,9 +12,11 @@ from privbandit.accounting import (
     ExactGaussianAccountant,
     calibrate_gaussian_sigma,
 )
+from privbandit.errors import ConfigError
 from privbandit.fclub import CdpPlan, make_policy
 from privbandit.fclub.algorithm import FederatedClub
 from privbandit.fclub.audit import AuditWorld, TranscriptMechanism, canary_pair
+from privbandit.fclub.privacy import paper_epsilon_limit
 from privbandit.mechanisms.samplers import FAST
 
 from .controls import NoNoiseClub
@@ -52,6 +54,23 @@ def test_paper_calibration_is_the_seed_formula_and_looser(eps, delta):
     assert paper.sigma_det / paper.sigma_tree == pytest.approx(
         tight.sigma_det / tight.sigma_tree, rel=1e-9)
     assert paper.spent_epsilon() <= eps
+
+
+@given(st.floats(1e-8, 0.5), st.floats(0.0, 1.0), st.integers(2, 10**6))
+def test_paper_calibration_certifies_its_whole_range_and_refuses_beyond(delta, frac, horizon):
+    limit = paper_epsilon_limit(delta)
+    eps = max(0.05, frac * limit)
+    spent = plan(eps, delta, horizon=horizon, calibration="paper").spent_epsilon()
+    assert spent <= eps * (1 + 1e-9)
+    with pytest.raises(ConfigError, match=r"epsilon must be at most .*calibration='paper'"):
+        plan(limit * 1.01, delta, horizon=horizon, calibration="paper")
+
+
+def test_paper_calibration_names_its_range_at_large_epsilon():
+    # once a bare AssertionError; the range does not depend on the horizon
+    with pytest.raises(ConfigError, match=r"at most 349\.0.* got 512"):
+        plan(512.0, 0.1, horizon=131_071, calibration="paper")
+    assert plan(512.0, 0.1, horizon=131_071).spent_epsilon() <= 512.0 * (1 + 1e-9)
 
 
 def test_tight_matches_the_accounting_layer():

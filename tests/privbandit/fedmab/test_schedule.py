@@ -72,3 +72,22 @@ def test_more_privacy_or_fewer_uploaders_means_longer_epochs(eps, n):
 def test_bad_schedule_parameters(args, match):
     with pytest.raises(InvalidParameterError, match=match):
         EpochSchedule.build(*args)
+
+
+def test_rounds_bound_is_the_papers_condition_and_a_smaller_r_warns():
+    import warnings
+
+    import numpy as np
+
+    from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
+    from privbandit.fedmab import CDPMAB, RoundsBelowBoundWarning, rounds_bound
+
+    assert rounds_bound(10**6, 50) == pytest.approx(2 * math.log(10**6) / math.log(50))
+    assert rounds_bound(10**6, 1) is None  # one agent: no federation to compare
+    env = MultiAgentBernoulliMAB(np.linspace(0.1, 0.9, 4), n_users=8)
+    with pytest.warns(RoundsBelowBoundWarning, match=r"R >= 2 ln T / ln M = 9\.53.*rounds >= 10"):
+        CDPMAB(1.0, 20_000, rounds=3).run(env, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RoundsBelowBoundWarning)
+        CDPMAB(1.0, 20_000, rounds=10).run(env, np.random.default_rng(0))
+        CDPMAB(1.0, 20_000).run(env, np.random.default_rng(0))  # no limit

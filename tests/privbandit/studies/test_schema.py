@@ -130,8 +130,10 @@ def test_explicit_params_and_grid_override_the_preset():
 def test_an_unknown_preset_lists_the_presets():
     assert "algorithm[0].preset must be one of ['paper'] (cdp-fclub-dc's presets); got 'papr'" in (
         _error(PRESET.format(preset='preset = "papr"', params="", grid="")))
+    text = "horizon = 10\n[[algorithm]]\nname = 'homo'\npreset = 'paper'"
+    assert "homo has no presets" in _error(text)
     text = "horizon = 10\n[[algorithm]]\nname = 'fclub'\npreset = 'paper'"
-    assert "fclub has no presets" in _error(text)
+    assert "one of ['public-code'] (fclub's presets); got 'paper'" in _error(text)
 
 
 def test_an_unknown_key_of_an_algorithm_table_is_named():

@@ -7,7 +7,7 @@ import pytest
 from privbandit.envs.vertical import VerticalRound
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.mechanisms.errors import SealError
-from privbandit.mechanisms.sealing import Sealer
+from privbandit.mechanisms.sealing import ChannelSender
 from privbandit.policies import LinUCB
 from privbandit.runtime import seed_streams
 from privbandit.vertical import VerticalFederation, mask_stream, wire
@@ -69,8 +69,9 @@ def _play(fed, split, horizon, streams, upto=None):
 
 
 def _sealed_by(party, payload, recipient=ACTIVE, recipient_public=None, fed=None):
-    sealer = Sealer(party.name, party.keys)
-    return sealer.seal_message(payload, recipient, recipient_public or fed.active.public)
+    if recipient == ACTIVE:  # on the party's own session channel to the active party
+        return party._channel.seal(payload)
+    return ChannelSender(party.name, party.keys, recipient, recipient_public).seal(payload)
 
 
 def _flip_last_bit(_, message):
@@ -112,7 +113,7 @@ CASES = [
     (_wrong_shape((7, 10)), ShapeError,
      r"masked batch of party 2 in round 3 must have shape \(8, 10\); got \(7, 10\)"),
     (_wrong_shape((8, 11)), ShapeError, r"must have shape \(8, 10\); got \(8, 11\)"),
-    (_replayed, ProtocolError, "party 2 is for round 2; expected round 3"),
+    (_replayed, SealError, "replay check failed: counter 2 from 'passive-2'"),
     (_unsealed, SealError, "format check failed: not a privbandit sealed message"),
 ]
 
@@ -195,7 +196,8 @@ def test_a_party_given_features_of_the_wrong_width_refuses_them(split_world):
     with pytest.raises(ShapeError, match=r"features of passive-1 must have shape \(8, 3\); "
                                          r"got \(8, 2\)"):
         fed.decide(bad, np.random.default_rng(0))
-    assert fed.round == 0 and fed.comm_summary()["messages_by_direction"]["upload"] == 0
+    # the only uploads are the setup's channel hellos, one per passive party
+    assert fed.round == 0 and fed.comm_summary()["messages_by_direction"]["upload"] == 2
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,146 @@
+"""Replicates in lockstep: R seeds of one configuration played in one vectorized pass.
+
+`run_lockstep(policies, envs, horizon, seeds)` plays policy r on world r
+with the "rounds" and "policy" streams of seed r (`seed_streams`), exactly
+the generators `run(policies[r], envs[r], horizon, seeds[r])` uses, and
+returns the R `RunResult`s that R separate runs return: the same actions,
+regret, detected clusters and ledgers (values to rounding).  Per round, one
+call of the batched policy (`Policy.lockstep`, `policies.lockstep`) scores,
+chooses and updates all replicates; the worlds' blocks are stacked
+(`envs.lockstep.StackedRounds`) and their outcomes computed in one call.
+The observers of each replicate (checkpoints, ledger trace, communication)
+run at the loop's stops, as in `play`.
+
+`supports_lockstep(policy)` says whether a policy class has a batched
+version; the study runner (`studies.runner`) uses lockstep for every cell
+whose algorithm supports it.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..envs.lockstep import StackedRounds, stackable
+from ..errors import config_error
+from ..policies.base import Policy
+from ..result import RunResult
+from ..validation import check_dim
+from .loop import build_result, run, seed_int, seed_streams, watchers
+from .observers import RunState
+
+
+def supports_lockstep(policy: object) -> bool:
+    """True when `policy`'s class plays replicates in lockstep."""
+    return isinstance(policy, Policy) and policy.lockstep_ready
+
+
+def can_lockstep(policies: Sequence[object], envs: Sequence[object]) -> bool:
+    """True when `play_lockstep` can play these replicates: policies of one class with a
+    lockstep version, worlds that stack (`envs.lockstep.stackable`)."""
+    return (bool(policies) and all(supports_lockstep(p) for p in policies)
+            and all(type(p) is type(policies[0]) for p in policies) and stackable(envs))
+
+
+def run_replicates(policies: Sequence[Policy], envs: Sequence[Any], horizon: int,
+                   seeds: Sequence[int | np.random.SeedSequence], **options: Any
+                   ) -> list[RunResult]:
+    """The runs of replicates r: in lockstep when `can_lockstep`, else one after the other
+    with `run` (the same results either way)."""
+    if can_lockstep(policies, envs):
+        return run_lockstep(policies, envs, horizon, seeds, **options)
+    return [run(p, e, horizon, s, **options) for p, e, s in zip(policies, envs, seeds,
+                                                                strict=True)]
+
+
+def run_lockstep(
+    policies: Sequence[Policy],
+    envs: Sequence[Any],
+    horizon: int,
+    seeds: Sequence[int | np.random.SeedSequence],
+    **options: Any,
+) -> list[RunResult]:
+    """Play replicate r with the "rounds" and "policy" streams of seeds[r]; `options`
+    as for `play_lockstep`."""
+    streams = [seed_streams(seed) for seed in seeds]
+    return play_lockstep(
+        policies, envs, horizon, rngs=[s["policy"] for s in streams],
+        rounds_rngs=[s["rounds"] for s in streams], seeds=[seed_int(s) for s in seeds],
+        **options)
+
+
+def play_lockstep(
+    policies: Sequence[Policy],
+    envs: Sequence[Any],
+    horizon: int,
+    *,
+    rngs: Sequence[np.random.Generator],
+    rounds_rngs: Sequence[np.random.Generator],
+    seeds: Sequence[int | None] | None = None,
+    cluster_every: int | None = None,
+    algorithm: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> list[RunResult]:
+    """The `RunResult`s of replicates r = 0..R-1: policies[r] on envs[r] with the
+    policy generator rngs[r] and the round generator rounds_rngs[r] (see `play`)."""
+    horizon = check_dim("horizon", horizon)
+    if not policies or not all(supports_lockstep(p) for p in policies):
+        raise config_error("policies", [type(p).__name__ for p in policies],
+                           "policies of a class with a lockstep version (Policy.lockstep)")
+    n = len(policies)
+    if not len(envs) == len(rngs) == n or (seeds is not None and len(seeds) != n):
+        raise config_error("replicates", (n, len(envs), len(rngs)),
+                           "as many worlds, generators and seeds as policies")
+    if not all(isinstance(rng, np.random.Generator) for rng in rngs):
+        raise config_error("rngs", rngs, "numpy.random.Generator objects")
+    rounds = StackedRounds(envs)
+    batched = type(policies[0]).lockstep(policies)
+    watching = [watchers(p, horizon, cluster_every) for p in policies]
+    rounds.reset(rounds_rngs)
+    states = [RunState(p, env, horizon) for p, env in zip(policies, envs, strict=True)]
+    for policy, env, rng, state, mine in zip(policies, envs, rngs, states, watching,
+                                             strict=True):
+        policy.start(env, horizon, rng)
+        for observer in mine:
+            observer.start(state)
+    regret = np.empty((horizon, n))  # round-major: a round's values are contiguous
+    reward = np.empty((horizon, n))
+    started = time.perf_counter()
+    t, block_end, block = 0, 0, {}
+    while t < horizon:
+        if t == block_end:
+            block = rounds.block(t, batched.check_items)
+            block_end = t + rounds.size
+        stop = min(horizon, block_end, *(
+            s for mine in watching for obs in mine
+            if (s := obs.next_stop(t)) is not None))
+        _play_rows(batched, rounds, block, t, stop, block_end - rounds.size, rngs,
+                   regret, reward)
+        t = stop
+        for state, mine in zip(states, watching, strict=True):
+            for observer in mine:
+                observer.after_step(state, t)
+    batched.finish()
+    share = (time.perf_counter() - started) / n  # each replicate's share of the pass
+    results = []
+    for r, (state, mine) in enumerate(zip(states, watching, strict=True)):
+        result = build_result(state, mine, regret[:, r].copy(), reward[:, r].copy(), share,
+                              algorithm, params, None if seeds is None else seeds[r])
+        result.timings["lockstep_replicates"] = n
+        results.append(result)
+    return results
+
+
+def _play_rows(batched, rounds, block, t, stop, start, rngs, regret, reward) -> None:
+    """Rounds t .. stop - 1 of every replicate (all within the block starting at `start`)."""
+    users, items = block["users"], block["items"]
+    select, update, outcomes = batched.select, batched.update, rounds.outcomes
+    for s in range(t, stop):
+        i = s - start
+        x, u = items[:, i], users[:, i]
+        actions = select(x, u, s, rngs)
+        won = reward[s]
+        outcomes(i, actions, won, regret[s])
+        update(x, u, actions, won, s)
