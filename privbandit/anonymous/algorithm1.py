@@ -35,14 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_count, check_positive
 
-from ..comm import CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
-from ..protocol import StepProtocol
 from ..result import RunResult
 from ..runtime import play
 from .batched_elimination import BatchedElimination
@@ -55,11 +51,11 @@ from .decompositions import (
 from .errors import HorizonTooShortError, assumption_error
 from .grids import GRIDS, default_batches, make_grid
 from .runtime import (
+    ElicitingProtocol,
     Elicitor,
     Timeline,
     check_env,
     estimate_variance,
-    privacy_statement,
     private_ledger,
 )
 
@@ -169,7 +165,7 @@ class AnonymousBaSE:
         return play(BaSEProtocol(self), env, self.horizon, rng=rng, seed=seed)
 
 
-class BaSEProtocol(StepProtocol):
+class BaSEProtocol(ElicitingProtocol):
     """Algorithm 1 as a protocol of the run loop: one step per batch, then the commitment.
 
     After each batch the loop measures the detection error of the users'
@@ -254,16 +250,6 @@ class BaSEProtocol(StepProtocol):
 
     def params(self) -> dict:
         return {**self.alg.params(), "diagnostics": self.diag}
-
-    @property
-    def comm(self) -> CommLog:
-        return self.elicitor.comm
-
-    def ledgers(self) -> list[Ledger]:
-        return [] if self._ledger is None else [self._ledger]
-
-    def privacy(self) -> PrivacyStatement:
-        return privacy_statement(self.elicitor.env, self._ledger)
 
     def timings(self) -> dict[str, float]:
         return dict(self._spent)

@@ -26,18 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.statement import PrivacyStatement
 from privbandit.accounting.validation import check_count, check_positive
 
-from ..comm import CommLog
 from ..envs.anonymous import AnonymousBanditEnv
-from ..protocol import StepProtocol
 from ..result import RunResult
 from ..runtime import play
 from .algorithm1 import _check_threshold
 from .errors import HorizonTooShortError, assumption_error
-from .runtime import Elicitor, Timeline, check_env, privacy_statement, private_ledger
+from .runtime import ElicitingProtocol, Elicitor, Timeline, check_env, private_ledger
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,7 @@ class AnonymousExploreThenCommit:
         return play(ExploreThenCommitProtocol(self), env, self.horizon, rng=rng, seed=seed)
 
 
-class ExploreThenCommitProtocol(StepProtocol):
+class ExploreThenCommitProtocol(ElicitingProtocol):
     """Algorithm 2 as a protocol of the run loop: the exploration phases, then the commitment.
 
     Users have no leader until they commit, so the detection error is measured
@@ -148,16 +144,6 @@ class ExploreThenCommitProtocol(StepProtocol):
 
     def params(self) -> dict:
         return self.alg.params()
-
-    @property
-    def comm(self) -> CommLog:
-        return self.elicitor.comm
-
-    def ledgers(self) -> list[Ledger]:
-        return [] if self._ledger is None else [self._ledger]
-
-    def privacy(self) -> PrivacyStatement:
-        return privacy_statement(self.elicitor.env, self._ledger)
 
     def timings(self) -> dict[str, float]:
         return {"explore": self._explored}

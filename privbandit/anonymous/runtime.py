@@ -16,6 +16,7 @@ from ..comm import RELEASE, CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
 from ..privacy import is_float_safe
+from ..protocol import StepProtocol
 
 
 class Timeline:
@@ -140,3 +141,21 @@ def check_env(env: object, n_users: int, n_arms: int, threshold: int) -> Anonymo
             f"{(n_users, n_arms, threshold)}"
         )
     return env
+
+
+class ElicitingProtocol(StepProtocol):
+    """What the anonymous protocols report: the elicitor's communication, the ledger of its
+    Laplace releases (if any) and the guarantee.  Subclasses set `elicitor` and `_ledger`."""
+
+    elicitor: Elicitor
+    _ledger: Ledger | None
+
+    @property
+    def comm(self) -> CommLog:
+        return self.elicitor.comm
+
+    def ledgers(self) -> list[Ledger]:
+        return [] if self._ledger is None else [self._ledger]
+
+    def privacy(self) -> PrivacyStatement:
+        return privacy_statement(self.elicitor.env, self._ledger)

@@ -90,6 +90,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._raw = np.zeros((n, d + 1, d + 1))  # each user's raw statistics, cumulative
         self.labels = np.arange(n)
         self.active = np.zeros(n, dtype=bool)  # users with a federated model
+        self._mates = [np.empty(0, dtype=np.intp)] * n  # none before the first release
         self.inv = np.tile(np.eye(d) / config.lam, (n, 1, 1))
         self.b = np.zeros((n, d))
         self.theta = np.zeros((n, d))
@@ -127,16 +128,15 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._raw[user] += zz
         self.streams.observe(user, zz)
         # the user's raw record joins the federated models of its mates on its server
-        for w in self._mates(user):
-            sherman_morrison(self.inv[w], x)
-            self.b[w] += y * x
-            np.matmul(self.inv[w], self.b[w], out=self.theta[w])
+        mates = self._mates[user]
+        if mates.size:
+            block = self.inv[mates]
+            sherman_morrison(block, x)  # one batched rank-one update for every mate
+            self.inv[mates] = block
+            self.b[mates] += y * x
+            self.theta[mates] = np.matmul(block, self.b[mates][:, :, None])[:, :, 0]
         if self.schedule.is_release(t):
             self._release(t, self._rng)
-
-    def _mates(self, user: int) -> np.ndarray:
-        s, k = self.server[user], self.labels[user]
-        return np.flatnonzero((self.server == s) & (self.labels == k) & self.active)
 
     # -- releases, clustering and downloads ----------------------------------------------
     def _release(self, t: int, rng: np.random.Generator) -> None:
@@ -167,6 +167,10 @@ class GuardedFederatedClub(GuardedReports, Policy):
             if model is not None:
                 self.inv[u], self.b[u], self.theta[u] = model.inverse, model.moment, model.theta
                 self.beta[u] = self.config.beta_scale * model.beta
+        # who shares a user's records until the next release: active cluster mates on its server
+        self._mates = [np.flatnonzero((self.server == self.server[u])
+                                      & (self.labels == self.labels[u]) & self.active)
+                       for u in range(self.config.n_users)]
 
     def params(self) -> dict[str, Any]:
         return {**self.config.params(), **self.plan.params()}

@@ -146,13 +146,14 @@ def _remove_if_empty(out_dir: Path) -> None:
 
 def _report(records, out_dir: Path, break_even, plots: bool) -> None:
     """Write summary.csv, ledgers.json and the figures; the break-even epsilon last."""
-    from .summary import break_even_epsilon, summary_rows, write_ledgers, write_summary
+    from .summary import break_even_epsilon, summary_rows, write_ledgers, write_rows
 
-    print(f"summary: {write_summary(records, out_dir, break_even)}")
+    rows = summary_rows(records, break_even)
+    print(f"summary: {write_rows(rows, out_dir)}")
     write_ledgers(records, out_dir)
     value = None
     if break_even is not None and records:
-        value = break_even_epsilon(summary_rows(records), *break_even)
+        value = break_even_epsilon(rows, *break_even)
     for fig in (_figures(records, out_dir, break_even, value) if plots and records else []):
         print(f"figure: {fig}")
     if value is not None:

@@ -99,7 +99,11 @@ def break_even_epsilon(rows: list[dict[str, Any]], private: str, baseline: str) 
 def write_summary(records: list[dict[str, Any]], out_dir: Path,
                   break_even: tuple[str, str] | None = None) -> Path:
     """Write `summary.csv` (atomically) and return its path."""
-    rows = summary_rows(records, break_even)
+    return write_rows(summary_rows(records, break_even), out_dir)
+
+
+def write_rows(rows: list[dict[str, Any]], out_dir: Path) -> Path:
+    """Write rows of `summary_rows` as `summary.csv` (atomically); return its path."""
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
