@@ -154,16 +154,44 @@ def execute_cell(run_dicts: list[dict[str, Any]], max_points: int) -> list[dict[
             for run, result in zip(runs, results, strict=True)]
 
 
-def cell_tasks(pending: list[RunSpec], lockstep: bool = True) -> list[list[RunSpec]]:
+def cell_tasks(pending: list[RunSpec], lockstep: bool = True,
+               width: int = 1) -> list[list[RunSpec]]:
     """The pending runs as tasks: the seeds of one cell together when its algorithm runs
-    seeds in lockstep (and `lockstep`), every other run alone."""
-    tasks: dict[str, list[RunSpec]] = {}
+    seeds in lockstep (and `lockstep`), every other run alone.
+
+    While there are fewer tasks than `width` (the executor's workers), the largest
+    lockstep group is halved, so that a study of a few cells still uses every worker
+    (a replicate's records do not depend on which seeds share its task).
+    """
+    groups: dict[str, list[RunSpec]] = {}
     for run in pending:
         together = lockstep and get_algorithm(run.algorithm).lockstep is not None
         key = (json.dumps([run.algorithm, run.config(), run.base_seed], sort_keys=True,
                           default=str) if together else run.key)
-        tasks.setdefault(key, []).append(run)
-    return list(tasks.values())
+        groups.setdefault(key, []).append(run)
+    tasks = list(groups.values())
+    while len(tasks) < width:
+        largest = max(range(len(tasks)), key=lambda i: len(tasks[i]), default=None)
+        if largest is None or len(tasks[largest]) < 2:
+            break
+        task = tasks.pop(largest)
+        tasks += [task[: len(task) // 2], task[len(task) // 2:]]
+    return tasks
+
+
+def executor_width(executor: Executor) -> int:
+    """How many tasks `executor` runs at once: a process pool's workers, a Dask
+    client's threads, else the machine's cores."""
+    workers = getattr(executor, "_max_workers", None)
+    if isinstance(workers, int) and workers > 0:
+        return workers
+    client = getattr(executor, "_client", None)
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client that cannot say: fall back to the cores
+            pass
+    return os.cpu_count() or 1
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -327,7 +355,7 @@ def _map_runs(pool, pending, max_points, runs_dir, outcome, progress, on_record,
               lockstep) -> None:
     bar = Progress(len(pending), "runs", enabled=True if progress is None else progress)
     futures = {pool.submit(execute_cell, [run.to_dict() for run in task], max_points): task
-               for task in cell_tasks(pending, lockstep)}
+               for task in cell_tasks(pending, lockstep, executor_width(pool))}
     for future in as_completed(futures):
         task = futures[future]
         try:

@@ -109,6 +109,11 @@ def test_studies_run_a_cells_seeds_in_lockstep_with_the_same_records(tmp_path, a
     pending = list(spec.runs())
     assert sorted(len(task) for task in cell_tasks(pending)) == [3, 3]
     assert all(len(task) == 1 for task in cell_tasks(pending, lockstep=False))
+    for width, sizes in ((4, [1, 1, 2, 2]), (9, [1] * 6)):
+        split = cell_tasks(pending, width=width)  # every worker gets a task
+        assert sorted(map(len, split)) == sizes
+        assert sorted(run.run_id for task in split for run in task) == sorted(
+            run.run_id for run in pending)
     with ThreadPoolExecutor(1) as pool:
         together = run_study(spec, tmp_path / "a", executor=pool, progress=False)
         separate = run_study(spec, tmp_path / "b", executor=pool, progress=False,
