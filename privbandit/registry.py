@@ -82,15 +82,23 @@ def radius_params(*, beta: float | str | None = "oful",
     return tuple(out)
 
 
-def guard_params() -> tuple[Param, ...]:
-    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys)."""
+def release_params(mechanism: str, schedule: str) -> tuple[Param, ...]:
+    """The keys of a continual release: mechanism, schedule and batch, with these defaults."""
     from .private import MECHANISMS, SCHEDULES
 
     return (
-        Param("mechanism", str, "mf", "continual-release mechanism", choices=MECHANISMS),
-        Param("schedule", str, "fixed", "release schedule", choices=SCHEDULES),
+        Param("mechanism", str, mechanism, "continual-release mechanism", choices=MECHANISMS),
+        Param("schedule", str, schedule, "release schedule (data-independent)",
+              choices=SCHEDULES),
         Param("batch", int, None, "rounds per release (default: horizon // 32)",
               range="[1, inf)"),
+    )
+
+
+def guard_params() -> tuple[Param, ...]:
+    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys)."""
+    return (
+        *release_params("mf", "fixed"),
         Param("resolution", float, 0.2, "resolution of the clustering tests", range="(0, inf)"),
         Param("level", float, 0.99, "level of the clustering tests", range="(0, 1)"),
         Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),

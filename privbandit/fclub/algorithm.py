@@ -48,9 +48,17 @@ from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
+from ..private import NoiseAwareClustering, NoisyRidge, clique_labels
 from ..validation import check_action, check_dim, check_items, check_reward, check_user
 from .config import FclubConfig
-from .detection import merge_global, partition_of, prune_local, ridge_estimates
+from .detection import (
+    by_first_appearance,
+    delete_far,
+    merge_global,
+    partition_of,
+    prune_local,
+    ridge_estimates,
+)
 from .privacy import CdpPlan
 from .sync import BaseStats, DelayedSync, InstantSync, Layout, Observer
 
@@ -116,6 +124,7 @@ class FederatedClub(Policy):
             self._releases = np.zeros(n, dtype=np.int64)
             self._latest = np.zeros((n, d1, d1))  # the latest release
             self._latest_count = np.zeros(n, dtype=np.int64)
+        self._tests = self._noise_aware_tests(config, privacy)
         self._ledgers: list[Ledger] = []
         self._partition: frozenset | None = None
         self._local_of_user = np.zeros(n, dtype=np.intp)
@@ -125,6 +134,17 @@ class FederatedClub(Policy):
         self._max_clusters = 1
         self._rng: np.random.Generator | None = None
         self._checked: np.ndarray | None = None
+
+    @staticmethod
+    def _noise_aware_tests(config: FclubConfig, plan: CdpPlan | None
+                           ) -> NoiseAwareClustering | None:
+        """The split and merge tests of detection="noise-aware" (None otherwise)."""
+        if plan is None or plan.detection != "noise-aware":
+            return None
+        radius = config.radius()
+        failure = plan.failure / (plan.horizon * plan.n_users)  # as Definition 2's bounds
+        return NoiseAwareClustering(NoisyRidge(config.dim, config.lam, radius.noise_scale,
+                                               config.theta_bound, config.confidence, failure))
 
     # -- the round -----------------------------------------------------------------------
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
@@ -249,6 +269,12 @@ class FederatedClub(Policy):
         return detection and self.plan.detection == "raw"
 
     def _prune_local(self) -> None:
+        if self._tests is not None:  # delete an edge on proof of difference, noise counted
+            far = self._tests.differs(self._noisy, self._releases * self.plan.sigma_det**2,
+                                      self._count)
+            for users, graph in zip(self.server_users, self.graphs, strict=True):
+                delete_far(graph, far[np.ix_(users, users)])
+            return
         singles = [np.array([u]) for u in range(self.config.n_users)]
         stats, counts, reg = self._view(singles, self._reads_raw(detection=True))
         d = self.config.dim
@@ -277,9 +303,14 @@ class FederatedClub(Policy):
         if self.plan is not None:
             variance = np.array([self._releases[m].sum() for m in members]) * self.plan.sigma_det**2
         base = BaseStats(gram[:, :d, :d], gram[:, :d, d], counts, variance)
+        if self._tests is not None:  # the noise-aware tests read all releases and their noise
+            return (gram, counts, variance), base
         return self._view(members, raw), base
 
     def _merge(self, merge: tuple) -> np.ndarray:
+        if self._tests is not None:  # join only consistent clusters the test could tell apart
+            stats, counts, variance = merge
+            return by_first_appearance(clique_labels(self._tests.links(stats, variance, counts)))
         stats, counts, reg = merge
         d = self.config.dim
         theta = ridge_estimates(stats[:, :d, :d], stats[:, :d, d], reg)

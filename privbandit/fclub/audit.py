@@ -79,6 +79,9 @@ class AuditWorld:
     epsilon: float = 1.0
     delta: float = 0.1
     calibration: str = "tight"
+    schedule: str = "every-round"
+    batch: int | None = None
+    detection: str = "private"
     upload_threshold: float = 1.0001
     download_threshold: float = 1.0001
     world_seed: int = 2026
@@ -90,7 +93,8 @@ class AuditWorld:
                              upload_threshold=self.upload_threshold,
                              download_threshold=self.download_threshold)
         plan = CdpPlan(self.epsilon, self.delta, self.horizon, self.dim, self.n_users,
-                       calibration=self.calibration)
+                       calibration=self.calibration, schedule=self.schedule, batch=self.batch,
+                       detection=self.detection)
         object.__setattr__(self, "config", config)
         object.__setattr__(self, "plan", plan)
 

@@ -34,7 +34,8 @@ _FEDERATED = {
 }
 _CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
                 "beta_scale", "noise_scale", "confidence", "theta_bound", "item_bound"}
-_PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "sampler", "mechanism")
+_PLAN_KEYS = ("calibration", "detection_share", "detection", "failure", "sampler", "mechanism",
+              "schedule", "batch")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
 
 
@@ -96,8 +97,9 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
     Federated names take `FclubConfig` fields (alpha, alpha2, upload_threshold,
     download_threshold, lam, beta_scale, ...); "cdp-fclub-dc" also needs
     horizon, epsilon, delta and takes the `CdpPlan` keys (calibration,
-    detection_share, detection, failure).  Baselines take the radius keys
-    and alpha (CLUB, SCLUB).  Unknown keys raise ConfigError.
+    detection_share, detection, failure, sampler, mechanism, schedule,
+    batch).  Baselines take the radius keys and alpha (CLUB, SCLUB).  Unknown keys
+    raise ConfigError.
     """
     settings = dict(settings)
     if name in _FEDERATED:

@@ -16,7 +16,11 @@ the authors' code we test every pair, so a local split that was premature can
 be undone globally.  Estimates are ridge solutions (reg I + V)^-1 b, where `reg`
 holds lam plus, for noisy statistics, the 2 rho shift of Definition 2.
 Users or local clusters with no data are never separated (count 0), as in the
-authors' code.  These functions run once per phase, never per round.
+authors' code.  CDP-FCLUB-DC's detection="noise-aware" replaces both widths
+by tests that count the privacy noise (`privbandit.private.NoiseAwareClustering`):
+an edge is deleted when the noisy estimates are proven different, and local
+clusters join only when they are consistent and the test had the power to
+tell them apart.  These functions run once per phase, never per round.
 """
 from __future__ import annotations
 
@@ -51,7 +55,12 @@ def prune_local(graph: UserGraph, theta: np.ndarray, counts: np.ndarray, alpha: 
 
     theta: (n_l, d) estimates of the server's users, counts: (n_l,) their sample counts.
     """
-    far = _far_pairs(theta, counts, alpha) & graph.adjacency
+    return delete_far(graph, _far_pairs(theta, counts, alpha))
+
+
+def delete_far(graph: UserGraph, far: np.ndarray) -> bool:
+    """Delete the edges of `graph` that `far` (n_l, n_l) marks; True if a component split."""
+    far = far & graph.adjacency
     split = False
     for user in np.flatnonzero(far.any(axis=1)):
         split |= graph.delete_edges(int(user), np.flatnonzero(far[user]))
@@ -67,9 +76,13 @@ def merge_global(theta: np.ndarray, counts: np.ndarray, alpha2: float) -> np.nda
     gaps = np.linalg.norm(theta[:, None, :] - theta[None, :, :], axis=-1)
     close = gaps < alpha2 * (conf[:, None] + conf[None, :])
     _, labels = connected_components(csr_matrix(close), directed=False)
+    return by_first_appearance(labels)
+
+
+def by_first_appearance(labels: np.ndarray) -> np.ndarray:
+    """The same partition labelled 0..m-1 in order of first appearance."""
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(np.argsort(first))  # relabel by first appearance
-    return order[inverse]
+    return np.argsort(np.argsort(first))[inverse]
 
 
 def partition_of(members: list[np.ndarray], labels: np.ndarray) -> Partition:

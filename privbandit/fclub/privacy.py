@@ -73,10 +73,11 @@ from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
+from ..private.schedule import ReleaseSchedule, release_schedule
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
-DETECTIONS = ("private", "raw")
+DETECTIONS = ("private", "noise-aware", "raw")
 MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
@@ -135,15 +136,24 @@ class CdpPlan:
     the trees' depth); dim: d; n_users: n (union bound of the noise bounds);
     calibration: "tight" | "paper"; detection_share: the fraction of mu^2
     given to the per-user releases; detection: "private" (local edge deletion
-    reads noisy per-user statistics) or "raw" (the paper's rule: raw
-    statistics; then the run is NOT CDP and every ledger notes it); failure:
+    reads noisy per-user statistics), "noise-aware" (the same statistics,
+    read by tests whose widths count the noise: `fclub.detection`) or "raw"
+    (the paper's rule: raw statistics; then the run is NOT CDP and every
+    ledger notes it); failure:
     alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
     clipped to [0, 1]); sampler: a `Sampler` or its name
     (`privbandit.privacy.resolve_sampler`; default `DEFAULT_SAMPLER`);
     mechanism: each local cluster's continual-release mechanism by name
     ("tree", the paper's; "honaker"; "mf", the square-root factorization);
     its noise variance enters the radius exactly (`stream_variance`, the
-    largest prefix-noise variance of that mechanism over the horizon).
+    largest prefix-noise variance of that mechanism over its releases);
+    schedule, batch: when each local cluster's stream releases
+    (`privbandit.private.ReleaseSchedule`): "every-round" (the paper's: every
+    observation is one step and the upload trigger reads every prefix), or
+    "fixed" / "doubling" batches of `batch` rounds (default horizon // 32),
+    each record in exactly one release and the trigger read at release
+    rounds only; the stream's horizon counts releases, so a batched stream
+    has fewer, less noisy nodes at the same epsilon.
 
     Privacy guarantee
     -----------------
@@ -152,9 +162,12 @@ class CdpPlan:
     y in [0, 1], so ||z z^T||_F = ||z||^2 <= c = B^2 + 1 and two records'
     statistics differ by at most sqrt(2) c in Frobenius norm (plus the
     float-arithmetic slack of the trees and of the per-user sums).  Measure:
-    every record meets `record_event` = nu tree nodes + one per-user release,
-    certified (epsilon, delta)-DP by the exact Gaussian (GDP) accountant;
-    everything other clusters observe is post-processing.  Assumptions: the
+    every record meets `record_event` = the stream's event (nu tree nodes, or
+    the other mechanism's; with batches each record sits in one step, clipped
+    on its own) + one per-user release, certified (epsilon, delta)-DP by the
+    exact Gaussian (GDP) accountant; everything other clusters observe is
+    post-processing.  Release times depend on the round index only (the
+    schedule) and uploads on released prefixes only.  Assumptions: the
     horizon T is fixed in advance; counts and arrival times are public (they
     are equal in neighbouring inputs).  Sources: seed 000 Definition 1,
     Algorithm 5; Shariff & Sheffet (2018) Sec. 4; Dong, Roth & Su (2019).
@@ -172,6 +185,9 @@ class CdpPlan:
     item_bound: float = 1.0
     sampler: Sampler | str | None = DEFAULT_SAMPLER
     mechanism: str = "tree"
+    schedule: str = "every-round"
+    batch: int | None = None
+    releases: ReleaseSchedule = field(init=False)
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
     sigma_tree: float = field(init=False)
@@ -202,10 +218,16 @@ class CdpPlan:
         set_(self, "failure", failure)
         set_(self, "item_bound", check_positive("item_bound", self.item_bound))
         set_(self, "sampler", resolve_sampler(self.sampler))
-        if self.calibration == "paper" and self.mechanism != "tree":
-            raise config_error("calibration", self.calibration, "'tight' with mechanism "
-                               f"{self.mechanism!r} (the paper's formula is the tree's)")
-        set_(self, "nodes", calib.tree_nodes_per_record(self.horizon))
+        releases = release_schedule(self.schedule, self.horizon, self.batch)
+        set_(self, "releases", releases)
+        set_(self, "batch", releases.batch)
+        if self.calibration == "paper" and (self.mechanism, self.schedule) != ("tree",
+                                                                               "every-round"):
+            raise config_error(
+                "calibration", self.calibration,
+                f"'tight' with mechanism {self.mechanism!r} and schedule {self.schedule!r} "
+                "(the paper's formula is the tree's over every round)")
+        set_(self, "nodes", calib.tree_nodes_per_record(releases.releases))
         set_(self, "record_bound", self.item_bound**2 * (1 + _BOUND_SLACK) + 1.0)
         unit = self._tree(1.0)
         det_sens = self._det(1.0).event.l2_sensitivity
@@ -259,8 +281,9 @@ class CdpPlan:
     def _tree(self, sigma: float) -> ContinualRelease:
         d1 = self.dim + 1
         return continual_release(
-            self.mechanism, (d1, d1), self.horizon, sigma=sigma, l2_sensitivity=self.sensitivity,
-            clip_norm=self.record_bound, symmetric=True, sampler=self.sampler)
+            self.mechanism, (d1, d1), self.releases.releases, sigma=sigma,
+            l2_sensitivity=self.sensitivity, clip_norm=self.record_bound, symmetric=True,
+            sampler=self.sampler, records_per_step=self.releases.longest_batch())
 
     def _det(self, sigma: float) -> SymmetricGaussianMatrix:
         d1 = self.dim + 1
@@ -343,6 +366,7 @@ class CdpPlan:
         details = {
             "L": n_servers, "m": n_clusters, "calibration": self.calibration,
             "mechanism": self.mechanism, "stream_variance": self.stream_variance,
+            **self.releases.describe(),
             "detection": self.detection, "sigma_tree": self.sigma_tree,
             "sigma_detection": self.sigma_det, "nodes_per_record": self.nodes,
             "l2_sensitivity": self.sensitivity, "detection_share": self.detection_share,

@@ -1,8 +1,8 @@
 """Registration of the FCLUB family for studies (`privbandit.registry`).
 
 Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
-calibration "tight" | "paper", sampler, mechanism; preset "paper": the paper's
-delta 0.1 and node formula), "cdp-fclub-dc+" (private: epsilon, delta,
+calibration "tight" | "paper", sampler, mechanism, schedule, batch; preset
+"paper": the paper's delta 0.1 and node formula), "cdp-fclub-dc+" (private: epsilon, delta,
 sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
@@ -34,6 +34,7 @@ from ..registry import (
     privacy_params,
     radius_params,
     register_algorithm,
+    release_params,
 )
 from ..result import RunResult
 from ..runtime import run, seed_streams
@@ -42,7 +43,7 @@ from ..schema import Param
 from .baselines import make_policy
 from .config import FclubConfig
 from .guarded import GuardedFederatedClub, GuardPlan
-from .privacy import CALIBRATIONS, DETECTIONS, MECHANISMS
+from .privacy import CALIBRATIONS, DETECTIONS
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -57,11 +58,11 @@ FEDERATED = (
 PLAN = (
     Param("detection_share", float, 0.5, "share of the budget spent on cluster detection",
           range="(0, 1)"),
-    Param("detection", str, "private", "detection statistics: noised, or raw (then NOT CDP)",
+    Param("detection", str, "private", "detection: noised statistics, the same read by noise-aware "
+          "tests, or raw (then NOT CDP)",
           choices=DETECTIONS),
     Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
-    Param("mechanism", str, "tree", "each local cluster's continual-release mechanism",
-          choices=MECHANISMS),
+    *release_params("tree", "every-round"),  # each local cluster's stream (the paper's)
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)

@@ -17,7 +17,10 @@ local copy starts from them.  Then, per observation of local cluster c:
   same).  With a `CdpPlan`, dS is the difference of two noisy prefix sums of
   c's tree privatizer, and the trigger reads that noisy dS -- see
   `fclub.privacy` for why every message and its timing is then
-  post-processing.
+  post-processing.  The plan's schedule says when c's stream releases:
+  every round (the paper's), or after each batch of rounds of a fixed or
+  doubling schedule, when every local cluster with records since its last
+  release puts them into its stream as one step and reads the trigger.
 """
 from __future__ import annotations
 
@@ -177,6 +180,7 @@ class DelayedSync:
             d1 = d + 1
             self.trees = [self.plan.new_tree() for _ in range(c_count)]
             self.last = np.zeros((c_count, d1, d1))
+            self.unreleased: list[list[np.ndarray]] = [[] for _ in range(c_count)]
 
     def _noise_variance(self, base_variance: float, local_clusters: int) -> float:
         """Per-entry noise variance any copy of cluster k can carry: the renewal base plus,
@@ -211,8 +215,20 @@ class DelayedSync:
             if raw_trigger:
                 self.upload_raw(c, t)
             return
+        releases = self.plan.releases
+        if releases.kind == "every-round":
+            self._release(c, self.trees[c].add(np.multiply.outer(z, z), rng), t, raw_trigger)
+            return
+        self.unreleased[c].append(z)
+        if releases.is_release(t):  # a data-independent round: every cluster with records
+            for c2 in [i for i, rows in enumerate(self.unreleased) if rows]:
+                rows, self.unreleased[c2] = np.stack(self.unreleased[c2]), []
+                prefix = self.trees[c2].add_records(rows[:, :, None] * rows[:, None, :], rng)
+                self._release(c2, prefix, t, raw_trigger and c2 == c)
+
+    def _release(self, c: int, prefix: np.ndarray, t: int, raw_trigger: bool) -> None:
+        """c's stream released `prefix`: upload the noisy increment if eq. 5 fires on it."""
         d = self.dim
-        prefix = self.trees[c].add(np.multiply.outer(z, z), rng)
         diff = prefix - self.last[c]
         noisy_s, noisy_u = diff[:d, :d], diff[:d, d]
         ld = logdet(self.S[c] + noisy_s)

@@ -13,9 +13,9 @@ from .clustering import NoiseAwareClustering, clique_labels
 from .estimates import NoisyRidge, RidgeModel, applied_noise_bound, matrix_noise_bound
 from .plan import MECHANISMS, GuardPlan
 from .reports import GuardedReports
-from .schedule import SCHEDULES, ReleaseSchedule
+from .schedule import SCHEDULES, ReleaseSchedule, release_schedule
 from .streams import PartyStreams
 
 __all__ = ["MECHANISMS", "SCHEDULES", "GuardPlan", "GuardedReports", "NoiseAwareClustering",
            "NoisyRidge", "PartyStreams", "ReleaseSchedule", "RidgeModel", "applied_noise_bound",
-           "clique_labels", "matrix_noise_bound"]
+           "clique_labels", "matrix_noise_bound", "release_schedule"]

@@ -20,7 +20,9 @@ While noise dominates, (2) fails and units stay apart: each party keeps acting
 alone (CLUB's rule, which deletes edges only on proof of difference, would
 instead pool everything the noise hides).  Clusters are cliques of links
 (complete linkage, built greedily from the best-connected unit), so one
-ambiguous pair cannot chain two clusters together.  Everything is computed
+ambiguous pair cannot chain two clusters together.  The converse test,
+`differs` (consistency rejected: T^2 > chi2_d(level)), proves two units
+different with the noise counted, for rules that split on proof.  Everything is computed
 from released statistics, so the partition is post-processing.
 """
 from __future__ import annotations
@@ -78,13 +80,13 @@ class NoiseAwareClustering:
                            for inv, v, c in zip(inverse, variances, shifts, strict=True)])
         return theta, spread, matrix
 
-    def links(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """(n, n) bool: which pairs of units pass both tests (the diagonal is True)."""
-        n = stats.shape[0]
-        out = np.eye(n, dtype=bool)
+    def _pairs(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(i, j, T^2, power) for every pair i < j of units with data (indices into units)."""
         seen = np.flatnonzero(np.asarray(counts) > 0)
         if seen.size < 2:
-            return out
+            empty = np.empty(0)
+            return empty.astype(np.intp), empty.astype(np.intp), empty, empty
         theta, spread, matrix = self.estimates(stats[seen], np.asarray(variances)[seen])
         a, b = np.triu_indices(seen.size, 1)
         diff = theta[a] - theta[b]
@@ -94,15 +96,31 @@ class NoiseAwareClustering:
         w, v = np.linalg.eigh(0.5 * (moment[a] + moment[b]))
         root = np.einsum("pij,pj,pkj->pik", v, np.sqrt(np.maximum(w, 0.0)), v)
         widest = np.linalg.eigvalsh(root @ sigma @ root)[:, -1]
-        power = self.resolution**2 / widest
+        return seen[a], seen[b], t2, self.resolution**2 / widest
+
+    def links(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(n, n) bool: which pairs of units pass both tests (the diagonal is True)."""
+        i, j, t2, power = self._pairs(stats, variances, counts)
         ok = (t2 <= self.threshold) & (power >= self.required_power)
-        out[seen[a[ok]], seen[b[ok]]] = True
-        out[seen[b[ok]], seen[a[ok]]] = True
-        return out
+        return _symmetric(stats.shape[0], i[ok], j[ok], diagonal=True)
+
+    def differs(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray
+                ) -> np.ndarray:
+        """(n, n) bool: which pairs the consistency test rejects (T^2 > chi2_d(level)):
+        units proven different, noise included.  Units without data never differ."""
+        i, j, t2, _ = self._pairs(stats, variances, counts)
+        far = t2 > self.threshold
+        return _symmetric(stats.shape[0], i[far], j[far], diagonal=False)
 
     def labels(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Cluster label of each unit (the smallest unit index of its clique), (n,)."""
         return clique_labels(self.links(stats, variances, counts))
+
+
+def _symmetric(n: int, i: np.ndarray, j: np.ndarray, diagonal: bool) -> np.ndarray:
+    out = np.eye(n, dtype=bool) if diagonal else np.zeros((n, n), dtype=bool)
+    out[i, j] = out[j, i] = True
+    return out
 
 
 def clique_labels(links: np.ndarray) -> np.ndarray:

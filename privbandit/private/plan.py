@@ -9,7 +9,7 @@ from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, resolve_sampler, sampler_name
-from .schedule import ReleaseSchedule
+from .schedule import ReleaseSchedule, release_schedule
 
 MECHANISMS = ("tree", "honaker", "mf")
 
@@ -52,9 +52,7 @@ class GuardPlan:
         if not share < 1.0:
             raise config_error("share", self.share, "a fraction in (0, 1)")
         set_(self, "sampler", resolve_sampler(self.sampler))
-        batch = max(1, self.horizon // 32) if self.batch is None else self.batch
-        set_(self, "batch", batch)
-        ReleaseSchedule(self.schedule, self.horizon, batch)  # validates the three
+        set_(self, "batch", release_schedule(self.schedule, self.horizon, self.batch).batch)
 
     def release_schedule(self) -> ReleaseSchedule:
         return ReleaseSchedule(self.schedule, self.horizon, self.batch)

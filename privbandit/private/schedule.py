@@ -24,6 +24,7 @@ from ..errors import config_error
 from ..policies.base import check_dim
 
 SCHEDULES = ("fixed", "doubling", "every-round")
+BATCHES_PER_HORIZON = 32  # the default batch: horizon // 32 rounds, about 32 releases
 
 
 @dataclass(frozen=True)
@@ -72,3 +73,10 @@ class ReleaseSchedule:
 
     def describe(self) -> dict:
         return {"schedule": self.kind, "batch": self.batch, "releases": self.releases}
+
+
+def release_schedule(kind: str, horizon: int, batch: int | None = None) -> ReleaseSchedule:
+    """A `ReleaseSchedule`, with `batch` defaulting to horizon // 32 (at least 1)."""
+    if batch is None:
+        batch = max(1, check_dim("horizon", horizon) // BATCHES_PER_HORIZON)
+    return ReleaseSchedule(kind, horizon, batch)

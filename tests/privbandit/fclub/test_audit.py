@@ -33,6 +33,15 @@ def test_audit_verdicts(algorithm, verdict):
         assert report.epsilon_lower_bound > 2.0
 
 
+@pytest.mark.parametrize("settings", [{"schedule": "fixed", "batch": 4},
+                                      {"schedule": "doubling", "batch": 2},
+                                      {"detection": "noise-aware"}])
+def test_batched_schedules_and_noise_aware_detection_pass_the_audit(settings):
+    report = audit_cdp(AuditWorld(**WORLD, **settings), np.random.default_rng(4),
+                       samples=SAMPLES)
+    assert report.verdict == "consistent"
+
+
 def test_transcript_is_what_leaves_server_zero():
     world = AuditWorld(**WORLD)
     mech = TranscriptMechanism(world)

@@ -39,7 +39,7 @@ PLAN_CASES = [
     ({"delta": 0.0}, r"delta must be a number in \(0, 1\) \(Gaussian noise\); got 0\.0"),
     ({"delta": 1.0}, r"delta must be a number in \[0, 1\); got 1\.0"),
     ({"calibration": "loose"}, r"calibration must be one of \('tight', 'paper'\); got 'loose'"),
-    ({"detection": "none"}, r"detection must be one of \('private', 'raw'\); got 'none'"),
+    ({"detection": "none"}, r"detection must be one of \('private', 'noise-aware', 'raw'\); got 'none'"),
     ({"sampler": "numpy"}, r"sampler must be a Sampler, None or one of .*got 'numpy'"),
     ({"detection_share": 1.0}, r"detection_share must be a number in \(0, 1\); got 1\.0"),
     ({"detection_share": 0.0}, r"detection_share must be a finite number > 0; got 0\.0"),

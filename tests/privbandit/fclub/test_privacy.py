@@ -236,3 +236,73 @@ def test_cdp_fclub_dc_runs_with_any_mechanism_and_charges_its_event(mechanism):
     assert result.privacy.details["mechanism"] == mechanism
     assert result.ledgers and all(led["epsilon_spent"] <= 2.0 * (1 + 1e-9)
                                   for led in result.ledgers)
+
+
+@given(EPS, st.sampled_from(["fixed", "doubling"]), st.integers(1, 64))
+def test_a_batched_schedule_counts_releases_and_spends_exactly_the_budget(eps, kind, batch):
+    p, every = plan(eps, 1e-5, schedule=kind, batch=batch), plan(eps, 1e-5)
+    assert p.spent_epsilon() == pytest.approx(eps, rel=1e-6)
+    assert p.new_tree().horizon == p.releases.releases <= 1000
+    assert p.nodes == p.tree_event.nodes_per_record <= every.nodes
+    assert p.new_tree().records_per_step == p.releases.longest_batch()
+    assert p.sigma_tree <= every.sigma_tree * (1 + 1e-9)  # fewer nodes: less noise per node
+    assert p.statement(2, 2).details["releases"] == p.releases.releases
+
+
+def test_batch_defaults_to_a_32nd_of_the_horizon_and_paper_needs_every_round():
+    assert plan(schedule="fixed", horizon=6400).batch == 200
+    with pytest.raises(ConfigError, match="schedule 'fixed'"):
+        plan(schedule="fixed", calibration="paper")
+    with pytest.raises(ConfigError, match="schedule must be one of"):
+        plan(schedule="weekly")
+
+
+class _Uploads:
+    def __init__(self):
+        self.rounds = []
+
+    def upload(self, t, server, gram, b):
+        self.rounds.append(t)
+
+    def download(self, t, server):
+        pass
+
+    def phase_upload(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("kind", ["fixed", "doubling"])
+def test_batched_uploads_happen_at_release_rounds_only_and_each_record_once(kind):
+    from privbandit.envs.clustered import seed000_environment
+    from privbandit.runtime import run
+
+    observer = _Uploads()
+    policy = make_policy("cdp-fclub-dc", dim=3, n_users=6, n_servers=2, horizon=1024,
+                         epsilon=64.0, delta=1e-5, schedule=kind, batch=16, observer=observer)
+    env = seed000_environment(np.random.default_rng(0), n_users=6, n_clusters=2, dim=3,
+                              n_items=4)
+    result = run(policy, env, 1024, 1)
+    releases = policy.plan.releases
+    assert observer.rounds and all(releases.is_release(t) for t in observer.rounds)
+    sync = policy.sync  # the last phase's streams: one step per release with records
+    assert all(tree.steps <= releases.releases for tree in sync.trees)
+    assert sum(len(rows) for rows in sync.unreleased) <= 16  # the last, unfinished batch
+    assert result.privacy.details["schedule"] == kind
+
+
+def test_noise_aware_detection_keeps_true_clusters_apart_under_heavy_noise():
+    from privbandit.envs.clustered import seed000_environment
+    from privbandit.runtime import run
+
+    env = seed000_environment(np.random.default_rng(0), n_users=8, n_clusters=2, dim=3,
+                              n_items=6)
+    kw = dict(dim=3, n_users=8, n_servers=2, horizon=4000, epsilon=0.5, delta=1e-5)
+    aware = make_policy("cdp-fclub-dc", detection="noise-aware", **kw)
+    shrunk = make_policy("cdp-fclub-dc", **kw)
+    run(aware, env, 4000, 3)
+    run(shrunk, env, 4000, 3)
+    truth, found = env.true_clusters(), aware.cluster_labels()
+    for label in set(found.tolist()):  # no detected cluster mixes two true clusters
+        assert len(set(truth[found == label].tolist())) == 1
+    # the fixed widths read shrunken noisy estimates and pool everyone
+    assert len(set(shrunk.cluster_labels().tolist())) == 1

@@ -87,3 +87,28 @@ def test_every_group_is_a_clique_of_links(n, data):
 def test_bad_settings_are_refused(kw, match):
     with pytest.raises((ConfigError, ValueError), match=match):
         clustering(**kw)
+
+
+def test_differs_proves_separate_clusters_apart_and_never_noise_alone():
+    false_splits = 0
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        stats, var, counts = world(rng, 2, centers(rng, 2), 4000, 1.0)
+        far = clustering().differs(stats, var, counts)
+        assert far[:2, 2:].all()  # different clusters: proven different
+        false_splits += int(far[0, 1]) + int(far[2, 3])
+    assert false_splits <= 6  # the test's level is 0.99: about 2 of 200 same-cluster pairs
+    noisy = world(rng, 2, centers(rng, 2), 200, 5e4)
+    assert not clustering().differs(*noisy).any()  # noise hides the gap: no proof, no split
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(1e-2, 1e4), st.integers(20, 2000))
+def test_a_pair_is_never_both_linked_and_proven_different(seed, variance, n_obs):
+    rng = np.random.default_rng(seed)
+    stats, var, counts = world(rng, 2, centers(rng, 2), n_obs, variance)
+    counts[rng.integers(4)] = 0  # a unit without data is neither
+    tests = clustering()
+    links, far = tests.links(stats, var, counts), tests.differs(stats, var, counts)
+    assert not (links & far).any()
+    assert not far.diagonal().any() and (far == far.T).all()
+    assert not far[counts == 0].any()
