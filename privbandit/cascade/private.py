@@ -4,10 +4,15 @@ No paper has this algorithm; it combines seed 001's protocol with the
 tree-based privatizer of seed 000 (Algorithm 5) and Shariff & Sheffet (2018).
 
 Agent side.  Each agent u owns a continual-release stream (`mechanism`: "tree", the
-binary `privbandit.mechanisms.tree.TreePrivatizer` by default; "honaker"; "mf") over the
-stream of its rounds (horizon T) and a `Ledger`.  At each of its arrivals it
-feeds the round's increment z z^T summed over the examined items, with
-z = [x; click] in R^(d+1), and keeps the noisy prefix P_u the tree releases.
+binary `privbandit.mechanisms.tree.TreePrivatizer` by default; "honaker"; "mf") and a
+`Ledger`.  Its record of a round is the increment z z^T summed over the
+examined items, with z = [x; click] in R^(d+1).  With schedule "every-round"
+(the default) the stream steps at each of u's arrivals (horizon T) and u
+keeps the noisy prefix P_u it releases; with "fixed" or "doubling" batches
+(`privbandit.private.ReleaseSchedule`, horizon counted in releases) u's
+records wait, raw, until the next release round, when every agent with
+waiting records puts them into its stream as one step (each record in
+exactly one step, clipped on its own) and re-reads its trigger.
 Everything it sends or decides afterwards is a function of P_u, of what the
 server sent back and of data-independent quantities (contexts, arrival
 counts, the p_t coins):
@@ -21,7 +26,7 @@ counts, the p_t coins):
 - an upload sends P_u itself; the server replaces u's statistics by it
   (`CascadeServer.replace`) and counts u's examined items T_u as the
   privatized trace of P_u's Gram block over B^2 (the count itself for
-  unit-norm items), kept within [arrivals, K arrivals].
+  unit-norm items), kept within [a, K a], a the arrivals P_u holds.
 
 Server side (`PrivateCascadeServer`).  A stored prefix after s steps holds
 popcount(s) node noises (public: s counts arrivals); a pooled sum of
@@ -52,7 +57,9 @@ Frobenius norm <= K B^2 + 1 (K examined items of norm <= item_bound B, one
 click), so two neighbours' increments differ by <= sqrt(2) (K B^2 + 1) in
 Frobenius norm; that is the tree's l2_sensitivity (clip_norm K B^2 + 1, never
 reached by valid items).  Mechanism: per agent, the binary tree over T steps
-with symmetric Gaussian node noise; one record enters ceil(log2 T) + 1 nodes.
+with symmetric Gaussian node noise (one record enters ceil(log2 T) + 1
+nodes), or the chosen mechanism over the schedule's releases.  Release
+times depend on the round index only.
 Privacy measure: (epsilon, delta)-DP per agent's record, certified by the
 agent's ledger (accountant "exact-gaussian" by default, the tree's
 `TreeAggregationEvent` charged once before the first release); calibration
@@ -84,6 +91,7 @@ from privbandit.mechanisms.samplers import Sampler
 from ..comm import UPLOAD
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
+from ..private.schedule import release_schedule
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
@@ -172,6 +180,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     Extra parameters: epsilon > 0 and delta in (0, 1) (each agent's budget),
     calibration "tight" | "paper" (paper_formula "seed000" | "shariff-sheffet"),
+    mechanism ("tree", "honaker", "mf"), schedule ("every-round", "fixed",
+    "doubling") and batch (rounds per release; default horizon // 32),
     accountant (the ledgers'), sampler (`privbandit.privacy.DEFAULT_SAMPLER`, or
     another `Sampler` or its name), noise_level (failure probability of the noise bounds),
     noise_width_scale ("matched", the default, or a number > 0: multiplies the
@@ -193,6 +203,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         calibration: str = "tight",
         paper_formula: str = "seed000",
         mechanism: str = "tree",
+        schedule: str = "every-round",
+        batch: int | None = None,
         accountant: str = "exact-gaussian",
         sampler: Sampler | str | None = DEFAULT_SAMPLER,
         noise_level: float = 0.1,
@@ -214,22 +226,26 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         bound = 1.0 if self.item_bound is None else self.item_bound
         self.record_norm = self.list_len * bound * bound + 1.0
         shape = (self.dim + 1, self.dim + 1)
+        if mechanism not in CONTINUAL_MECHANISMS:
+            raise config_error("mechanism", mechanism, f"one of {sorted(CONTINUAL_MECHANISMS)}")
+        self.schedule = release_schedule(schedule, self.horizon, batch)
+        if calibration != "tight" and (mechanism, schedule) != ("tree", "every-round"):
+            raise config_error("calibration", calibration,
+                               f"'tight' with mechanism {mechanism!r} and schedule "
+                               f"{schedule!r} (the paper's is the tree's over every round)")
+        self.mechanism = mechanism
         tree_args = {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
             "symmetric": True, "sampler": self.sampler,
+            "records_per_step": self.schedule.longest_batch(),
         }
-        if mechanism not in CONTINUAL_MECHANISMS:
-            raise config_error("mechanism", mechanism, f"one of {sorted(CONTINUAL_MECHANISMS)}")
-        if calibration != "tight" and mechanism != "tree":
-            raise config_error("calibration", calibration,
-                               f"'tight' with mechanism {mechanism!r} (the paper's is the tree's)")
-        self.mechanism = mechanism
         paper = {"paper_formula": paper_formula} if mechanism == "tree" else {}
-        first = continual_release(mechanism, shape, self.horizon, epsilon=self.epsilon,
+        steps = self.schedule.releases
+        first = continual_release(mechanism, shape, steps, epsilon=self.epsilon,
                                   delta=self.delta, calibration=calibration, **paper,
                                   **tree_args)
         # calibrated once; the other agents' streams reuse its sigma (same event)
-        self.trees = [first] + [continual_release(mechanism, shape, self.horizon,
+        self.trees = [first] + [continual_release(mechanism, shape, steps,
                                                   sigma=first.sigma, **tree_args)
                                 for _ in range(self.n_users - 1)]
         self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta, accountant)
@@ -242,10 +258,12 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         if level >= 1:
             raise config_error("noise_level", noise_level, "a probability in (0, 1)")
         self.noise = TreeNoiseBounds(self.trees[0].sigma, self.dim,
-                                     self.horizon * self.n_users, level)
+                                     self.schedule.releases * self.n_users, level)
         self.server = PrivateCascadeServer(self.n_users, self.dim, self.lam, alpha_d,
                                            self.noise, self.theta_bound)
         self._prefix = np.zeros((self.n_users, self.dim + 1, self.dim + 1))
+        self._in_prefix = np.zeros(self.n_users, dtype=np.int64)  # arrivals P_u holds
+        self._waiting: list[list[np.ndarray]] = [[] for _ in range(self.n_users)]
         self._uploaded = np.zeros_like(self._prefix)
         self._eye = np.eye(self.dim)
         self._rng: np.random.Generator | None = None
@@ -281,8 +299,14 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         z[:, : self.dim] = observed
         if clicked is not None:
             z[clicked, self.dim] = 1.0
-        self._prefix[u] = self.trees[u].add(z.T @ z, self._rng)
         self.arrivals[u] += 1
+        if self.schedule.kind == "every-round":
+            self._prefix[u] = self.trees[u].add(z.T @ z, self._rng)
+            self._in_prefix[u] = self.arrivals[u]
+        else:
+            self._waiting[u].append(z.T @ z)
+            if self.schedule.is_release(t):
+                self._release_waiting(u, t)
         if self._noisy_trigger(u):
             self.triggers["det"] += 1
         elif self._auxiliary_fires(u, t):
@@ -290,6 +314,17 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         else:
             return
         self._communicate(u, t)
+
+    def _release_waiting(self, arriving: int, t: int) -> None:
+        """A release round: every agent with waiting records steps its stream once; the
+        others re-read their trigger on the new prefix (the arriving agent's caller does)."""
+        for agent in [a for a, rows in enumerate(self._waiting) if rows]:
+            rows, self._waiting[agent] = np.stack(self._waiting[agent]), []
+            self._prefix[agent] = self.trees[agent].add_records(rows, self._rng)
+            self._in_prefix[agent] += rows.shape[0]
+            if agent != arriving and self._noisy_trigger(agent):
+                self.triggers["det"] += 1
+                self._communicate(agent, t)
 
     def _noisy_trigger(self, agent: int) -> bool:
         d = self.dim
@@ -303,7 +338,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self._log.record(UPLOAD, 1, prefix.nbytes + 8, round=t)
         self._uploaded[agent] = prefix
         # node equivalents of the noise in this prefix (popcount(steps) for the tree)
-        nodes = self.trees[agent].prefix_variance() / self.trees[agent].sigma ** 2
+        tree = self.trees[agent]  # nothing released yet (batches): a zero prefix, no noise
+        nodes = tree.prefix_variance() / tree.sigma**2 if tree.steps else 0.0
         gram_clu, theta_clu = self.server.replace_prefix(agent, prefix, count, nodes)
         n = self.server.noise_nodes(self.server.members(agent))
         floor = max(float(np.linalg.eigvalsh(gram_clu)[0]), self.lam)
@@ -317,7 +353,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         For unit-norm items the trace is the examined count; smaller items make
         it an underestimate, and so a larger (more cautious) F(T).
         """
-        arrivals = int(self.arrivals[agent])
+        arrivals = int(self._in_prefix[agent])
         bound = 1.0 if self.item_bound is None else self.item_bound
         trace = float(np.trace(prefix[: self.dim, : self.dim])) / (bound * bound)
         return int(min(max(trace, arrivals), self.list_len * arrivals))
@@ -335,7 +371,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     def privacy(self) -> PrivacyStatement:
         return self._statement(UNIT, {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm,
-            "mechanism": self.mechanism, "sigma": self.trees[0].sigma,
+            "mechanism": self.mechanism, **self.schedule.describe(),
+            "sigma": self.trees[0].sigma,
             "max_prefix_variance": self.trees[0].max_prefix_variance(),
             "calibration": self.calibration, "sampler": sampler_name(self.sampler),
         })
@@ -344,6 +381,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         return {
             **super().params(), "epsilon": self.epsilon, "delta": self.delta,
             "calibration": self.calibration, "mechanism": self.mechanism,
+            "schedule": self.schedule.kind, "batch": self.schedule.batch,
             "sampler": sampler_name(self.sampler), "noise_level": self.noise.level,
             "noise_width_scale": self.noise_width_scale, "theta_bound": self.theta_bound,
         }

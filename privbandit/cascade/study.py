@@ -10,7 +10,7 @@ the environment keys (`ENVIRONMENT`) are those of `envs.seed001_environment`
 (n_users, n_clusters, dim, n_items, list_len, block), and the parameters
 (declared per entry: `PARAMS`) are the algorithm's keywords (alpha_c,
 alpha_d, lam, beta, beta_scale, ...; for "cdp-fedc3ucb-h" also epsilon,
-delta, calibration, sampler, accountant) plus "cluster_points" (how many
+delta, calibration, sampler, accountant, mechanism, schedule, batch) plus "cluster_points" (how many
 clustering-error measurements).  Keys a direct call leaves out take their
 declared defaults.
 """
@@ -22,8 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from privbandit.mechanisms.continual import CONTINUAL_MECHANISMS
-
 from ..envs import seed001_environment
 from ..errors import config_error
 from ..registry import (
@@ -32,6 +30,7 @@ from ..registry import (
     privacy_params,
     radius_params,
     register_algorithm,
+    release_params,
 )
 from ..result import RunResult
 from ..runtime import run, seed_streams
@@ -65,8 +64,7 @@ PRIVATE = (
     Param("paper_formula", str, "seed000", "the node-noise formula of calibration 'paper'",
           choices=("seed000", "shariff-sheffet")),
     Param("accountant", str, "exact-gaussian", "the ledgers' accountant"),
-    Param("mechanism", str, "tree", "each agent's continual-release mechanism (calibration "
-          "'paper' is the tree's)", choices=tuple(CONTINUAL_MECHANISMS)),
+    *release_params("tree", "every-round"),  # each agent's stream ('paper' needs these two)
     Param("noise_level", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
     Param("noise_width_scale", (float, str), "matched", "factor on the width's noise term, "
           "or 'matched'", choices=("matched",), range="(0, inf)"),

@@ -16,11 +16,11 @@ from privbandit.mechanisms.tree import TreePrivatizer
 HORIZON = 400
 
 
-def _manual_run(small_env, epsilon, seed=0):
+def _manual_run(small_env, epsilon, seed=0, **settings):
     """Play HORIZON rounds by hand; return the policy and each agent's raw (Gram, moment)."""
     env = seed001_environment(np.random.default_rng(seed), **small_env)
     policy = cdp_fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON,
-                            epsilon=epsilon, delta=1e-6)
+                            epsilon=epsilon, delta=1e-6, **settings)
     env.reset(np.random.default_rng(seed + 1))
     rng = np.random.default_rng(seed + 2)
     raw = np.zeros((env.n_users, env.dim + 1, env.dim + 1))
@@ -125,4 +125,29 @@ def test_paper_calibration_needs_the_tree():
 
     with pytest.raises(ConfigError, match="calibration"):
         cdp_fedc3ucb_h(4, 6, 12, 2, 300, epsilon=2.0, delta=1e-5, mechanism="mf",
+                       calibration="paper")
+
+
+@pytest.mark.parametrize("kind", ["fixed", "doubling"])
+def test_a_batched_schedule_puts_each_record_in_one_release(small_env, kind):
+    policy, raw = _manual_run(small_env, epsilon=4.0, schedule=kind, batch=16)
+    schedule = policy.schedule
+    assert policy.trees[0].horizon == schedule.releases < HORIZON
+    for agent, tree in enumerate(policy.trees):
+        assert tree.steps <= schedule.releases
+        waiting = len(policy._waiting[agent])  # records after the last release round
+        assert policy._in_prefix[agent] + waiting == policy.arrivals[agent]
+    assert policy.trees[0].records_per_step == schedule.longest_batch()
+    for ledger, tree in zip(policy.ledgers(), policy.trees, strict=True):
+        assert ledger.events == (tree.event,)
+        assert ledger.spent()[0] == pytest.approx(4.0, rel=1e-6)
+    details = policy.privacy().details
+    assert (details["schedule"], details["batch"]) == (kind, 16)
+
+
+def test_paper_calibration_needs_every_round_releases():
+    from privbandit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="schedule 'fixed'"):
+        cdp_fedc3ucb_h(4, 6, 12, 2, 300, epsilon=2.0, delta=1e-5, schedule="fixed",
                        calibration="paper")
