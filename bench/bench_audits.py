@@ -17,12 +17,14 @@
    (d_j = 3 inside d = 10), and the differencing attack on C-anonymous
    elicitation against C, the others' reward rate and the Laplace option.
 
-Run: .venv/bin/python bench/bench_audits.py [--quick]   (about ten minutes on an idle machine)
+Run: .venv/bin/python bench/bench_audits.py [--quick] [--smoke]
+(about ten minutes on an idle machine; --smoke: every part at a tiny size, seconds)
 """
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,32 +50,53 @@ from privbandit.audits.suite import (
 from privbandit.mechanisms import GaussianVector
 from privbandit.mechanisms.samplers import GRID
 
-TIGHT_SAMPLES = 10**6
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much each part runs: full, --quick, or --smoke (a tiny run for the tests)."""
+
+    tight_samples: int = 10**6
+    suite_cases: int | None = None  # all
+    gauss_seeds: int = 100
+    gauss_samples: int = 10_000
+    alarm_seeds: int = 20
+    alarm_cases: int | None = None  # all correct ones
+    mask_rounds: tuple = (10, 100, 1000, 10000, 100000)
+    attack_runs: int = 20000
+    attack_grid: tuple = tuple((c, p, e) for e in (None, 1.0) for c in (2, 5, 10, 20)
+                               for p in (0.1, 0.5, 0.9))
 
 
-def tightness(case, tester, batch_size: int, rng: np.random.Generator):
+QUICK = Sizes(gauss_seeds=10, alarm_seeds=3)
+SMOKE = Sizes(tight_samples=4000, suite_cases=3, gauss_seeds=2, gauss_samples=2000,
+              alarm_seeds=1, alarm_cases=1, mask_rounds=(10, 100), attack_runs=500,
+              attack_grid=((10, 0.5, None), (10, 0.5, 1.0)))
+
+
+def tightness(case, tester, batch_size: int, rng: np.random.Generator, samples: int):
     """(report, seconds, seconds to draw the outputs alone)."""
+    batch_size = min(batch_size, samples)
     start = time.perf_counter()
     report = run_audit(case.mechanism, case.pair, tester, case.claim,
-                       samples=TIGHT_SAMPLES, rng=rng, confidence=0.95, name=case.name,
+                       samples=samples, rng=rng, confidence=0.95, name=case.name,
                        batch_size=batch_size)
     seconds = time.perf_counter() - start
     draw = np.random.default_rng(0)
     start = time.perf_counter()
     for dataset in (case.pair.dataset, case.pair.neighbour):
-        for lo in range(0, TIGHT_SAMPLES, batch_size):
-            case.mechanism(dataset, draw, min(batch_size, TIGHT_SAMPLES - lo))
+        for lo in range(0, samples, batch_size):
+            case.mechanism(dataset, draw, min(batch_size, samples - lo))
     return report, seconds, time.perf_counter() - start
 
 
-def underdeclared_gaussian(seeds: int) -> int:
-    """How many of `seeds` audits (assert_consistent defaults, 10k runs) refute eps 1.61 vs 1."""
+def underdeclared_gaussian(seeds: int, samples: int) -> int:
+    """How many of `seeds` audits (assert_consistent defaults) refute eps 1.61 vs 1."""
     mech = GaussianVector.from_privacy(1.0, 1e-5, 1.0)
     pair = NeighbouringPair(0.0, 2.0, "scalars at distance 2 (sensitivity 2 declared as 1)")
     caught = 0
     for seed in range(seeds):
         try:
-            assert_consistent(ReleaseAdapter(mech.release), pair, (1.0, 1e-5), samples=10_000,
+            assert_consistent(ReleaseAdapter(mech.release), pair, (1.0, 1e-5), samples=samples,
                               rng=seed)
         except ClaimRefuted:
             caught += 1
@@ -97,16 +120,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="10 Gaussian seeds and 3 no-false-alarm seeds instead of 100 and 20")
+    parser.add_argument("--smoke", action="store_true", help="every part at a tiny size")
     args = parser.parse_args()
+    size = SMOKE if args.smoke else QUICK if args.quick else Sizes()
     rng = np.random.default_rng(20240601)
     g_lap, g_gauss, g_suite, g_mask, g_anon, g_alarm = rng.spawn(6)
     figures: dict[str, float] = {}
 
-    print("== tightness (10^6 runs per side, 95% confidence)")
+    print(f"== tightness ({size.tight_samples:,} runs per side, 95% confidence)")
     lap, lap_s, lap_ref = tightness(laplace_means_case(GRID, "grid"),
-                                    ThresholdTester(Projection(np.eye(3)[0])), 100_000, g_lap)
+                                    ThresholdTester(Projection(np.eye(3)[0])), 100_000, g_lap,
+                                    size.tight_samples)
     gauss, gauss_s, gauss_ref = tightness(gaussian_vector_case(GRID, "grid"),
-                                          GaussianDPTester(Projection(CANARY)), 2**18, g_gauss)
+                                          GaussianDPTester(Projection(CANARY)), 2**18, g_gauss,
+                                          size.tight_samples)
     print(format_table([lap, gauss]))
     figures.update({
         "laplace_eps1_lower_bound": lap.epsilon_lower_bound,
@@ -120,7 +147,7 @@ def main() -> None:
     })
 
     print("\n== standard suite (each case at its own budget, default battery, 99%)")
-    cases = standard_suite()
+    cases = standard_suite()[:size.suite_cases]
     reports = [run_case(c, rng=g) for c, g in zip(cases, g_suite.spawn(len(cases)), strict=True)]
     print(format_table(reports, {c.name: expected_verdict(c) for c in cases}))
     for c, r in zip(cases, reports, strict=True):
@@ -134,15 +161,16 @@ def main() -> None:
                                      zip(cases, reports, strict=True) if c.control)
     figures["controls_total"] = sum(c.control for c in cases)
 
-    gauss_seeds, alarm_seeds = (10, 3) if args.quick else (100, 20)
+    gauss_seeds, alarm_seeds = size.gauss_seeds, size.alarm_seeds
     print(f"\n== under-declared Gaussian (true eps 1.61, claim 1), assert_consistent defaults, "
-          f"10k runs, {gauss_seeds} seeds")
-    caught = underdeclared_gaussian(gauss_seeds)
+          f"{size.gauss_samples:,} runs, {gauss_seeds} seeds")
+    caught = underdeclared_gaussian(gauss_seeds, size.gauss_samples)
     print(f"refuted in {caught} of {gauss_seeds} seeds (target >= 95 of 100)")
     figures[f"underdeclared_gaussian_caught_of_{gauss_seeds}"] = caught
 
     print(f"\n== negative controls: {alarm_seeds} seeds per correct case, default battery, 99%")
-    alarms, audits = false_alarms([c for c in cases if not c.control], alarm_seeds, g_alarm)
+    correct = [c for c in cases if not c.control][:size.alarm_cases]
+    alarms, audits = false_alarms(correct, alarm_seeds, g_alarm)
     print(f"{alarms} false alarms in {audits} audits (stated failure probability 1% per audit, "
           f"i.e. {0.01 * audits:.1f} expected at most)")
     figures["negative_control_audits"] = audits
@@ -150,22 +178,24 @@ def main() -> None:
 
     print("\n== masks: known-plaintext recovery of a d_j = 3 block in d = 10")
     for method in ("lstsq", "procrustes"):
-        for r in recovery_curve(3, 10, [1, 2, 3, 5, 10], g_mask, method=method):
+        for r in recovery_curve(3, 10, [1, 2, 3, 5, 10][:5 if size.mask_rounds[-1] > 100 else 3],
+                                g_mask, method=method):
             print(f"{method:10s} pairs={r.observed:3d}  block error {r.block_error:.3g}  "
                   f"context error {r.context_error:.3g}")
             if r.observed == 3:
                 figures[f"mask_d3_block_error_3_pairs_{method}"] = r.block_error
-    print("known-sample PCA from traffic alone (20000 unpaired plaintexts)")
-    for r in pca_curve(3, 10, [10, 100, 1000, 10000, 100000], g_mask):
+    print("known-sample PCA from traffic alone (unpaired plaintexts)")
+    for r in pca_curve(3, 10, list(size.mask_rounds), g_mask):
         print(f"rounds={r.observed:6d}  block error {r.block_error:.3g}  "
               f"subspace error {r.subspace_error:.3g}  context error {r.context_error:.3g}")
-    figures["mask_pca_block_error_1e5_rounds"] = r.block_error
+    figures[f"mask_pca_block_error_{r.observed:.0e}_rounds".replace("+0", "")] = r.block_error
 
-    print("\n== k-anonymous elicitation: differencing attack (20000 runs per canary value)")
+    print(f"\n== k-anonymous elicitation: differencing attack ({size.attack_runs} runs per "
+          "canary value)")
     print("C   rate  laplace  accuracy  exact     advantage  eps lower (95%)")
-    grid = [(c, p, e) for e in (None, 1.0) for c in (2, 5, 10, 20) for p in (0.1, 0.5, 0.9)]
+    grid = size.attack_grid
     for (c, p, e), g in zip(grid, g_anon.spawn(len(grid)), strict=True):
-        r = differencing_attack(c, p, 20000, g, laplace_epsilon=e)
+        r = differencing_attack(c, p, size.attack_runs, g, laplace_epsilon=e)
         exact = f"{r.exact_accuracy:.4f}" if r.exact_accuracy is not None else "-"
         print(f"{c:<3d} {p:<5g} {str(e):8s} {r.accuracy:.4f}    {exact:9s} {r.advantage:.4f}     "
               f"{r.epsilon_lower_bound:.3f}")

@@ -19,8 +19,13 @@ spread), `cluster_error_eps8_T<T>` (target <= 0.2 at T = 131,071),
 regret is at or below going alone's; targets <= 8 at 131,071 and <= 1 at
 10^6) and `paper_over_alone_eps<e>_T<T>`.  Draws `fclub_break_even.png`.
 
+With `--ratings FILE` (a MovieLens or Yelp rating file, `privbandit.data`)
+the world is built from real ratings instead, at the same sizes
+(`fclub_common.ratings_world`), and the keys end in `_ratings`.
+
 Usage: python examples/fclub_budget.py [--horizons 131071 1000000] [--seeds 5]
-       [--epsilons 0.5 1 2] [--workers 2] [--out fclub_results] [--smoke]
+       [--epsilons 0.5 1 2] [--workers 2] [--out fclub_results] [--ratings FILE]
+       [--smoke]
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ import argparse
 from pathlib import Path
 
 from break_even import figures, plot
-from fclub_common import run
+from fclub_common import ratings_world, run
 
 from privbandit.studies.summary import summary_rows
 
@@ -55,20 +60,25 @@ def main() -> None:
                         help="the guarded algorithm's grid at every horizon")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("fclub_results"))
+    parser.add_argument("--ratings", type=Path, default=None,
+                        help="a rating file: a real-data world instead of the synthetic one")
     parser.add_argument("--smoke", action="store_true", help="a tiny run (T = 3000, 2 seeds)")
     args = parser.parse_args()
+    world = None if args.ratings is None else ratings_world(args.ratings)
+    tag = "" if world is None else "-ratings"
     if args.smoke:
         args.horizons, args.seeds, args.epsilons, args.workers = [3000], 2, [1.0, 8.0], 1
     found: dict[str, float] = {}
     per_horizon = {}
     for horizon in args.horizons:
         eps = args.epsilons or EPSILONS.get(horizon, EPSILONS[131_071])
-        records = run(f"fclub-break-even-T{horizon}", horizon, args.seeds,
-                      algorithms(horizon, eps), args.out, args.workers)
+        records = run(f"fclub-break-even-T{horizon}{tag}", horizon, args.seeds,
+                      algorithms(horizon, eps), args.out, args.workers, environment=world)
         per_horizon[horizon] = rows = summary_rows(records)
-        found.update(figures(rows, horizon, GUARDED, ALONE, PAPER))
+        found.update({f"{k}{tag.replace('-', '_')}": v
+                      for k, v in figures(rows, horizon, GUARDED, ALONE, PAPER).items()})
     if not args.smoke:
-        path = args.out / "fclub_break_even.png"
+        path = args.out / f"fclub_break_even{tag.replace('-', '_')}.png"
         print(f"wrote {plot(per_horizon, found, path, GUARDED, ALONE)}")
     for key, value in found.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")

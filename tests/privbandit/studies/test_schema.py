@@ -39,7 +39,8 @@ def test_an_unknown_environment_key_is_named_with_a_suggestion():
     ("grid", "calibraton = ['paper']", "unknown key 'calibraton' in [algorithm.grid] of "
                                        "cdp-fclub-dc; did you mean 'calibration'?"),
     ("params", "alpha = 'big'", "algorithm[0].alpha must be a finite number > 0; got 'big'"),
-    ("params", "detection = 'noisy'", "algorithm[0].detection must be one of ['private', 'noise-aware', 'raw']"),
+    ("params", "detection = 'noisy'",
+     "algorithm[0].detection must be one of ['private', 'noise-aware', 'raw']"),
     ("params", "upload_threshold = 1.0", "upload_threshold must be a finite number > 1; got 1.0"),
     ("grid", "delta = [0.1, 1]", "algorithm[0].delta must be a finite number in (0, 1); got 1"),
     ("grid", "epsilon = [inf]", "algorithm[0].epsilon must be a finite number > 0; got inf"),
