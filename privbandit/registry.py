@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from privbandit.accounting.errors import require_extra
+
 from .errors import config_error
 from .privacy import SAMPLERS
 from .schema import REQUIRED, Param, by_name, check_table, defaults
@@ -119,7 +121,8 @@ class AlgorithmEntry:
     presets: named parameter values (e.g. "paper"); description: one line for
     listings; lockstep: optional `(config, seeds) -> [RunResult]`, the runs
     of several seeds of one configuration in one vectorized pass, each equal
-    to `run(config, seed)` (`runtime.lockstep`); studies use it when present.
+    to `run(config, seed)` (`runtime.lockstep`); studies use it when present;
+    extras: `(module, extra)` pairs its runs import, checked when a study names it.
     """
 
     name: str
@@ -132,6 +135,7 @@ class AlgorithmEntry:
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
     lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
+    extras: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -146,6 +150,12 @@ class AlgorithmEntry:
         object.__setattr__(self, "environment", tuple(self.environment))
         for preset, values in self.presets.items():
             check_table(f"preset {preset!r} of {self.name}", values, params)
+
+    def check_extras(self) -> None:
+        """Raise MissingExtraError (naming the extra to install) when a module the runs
+        import is missing, so that a study fails before it runs anything."""
+        for module, extra in self.extras:
+            require_extra(module, extra, f"algorithm {self.name!r}")
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -70,6 +70,39 @@ def test_missing_extra_names_the_extra(monkeypatch):
     assert importlib.util.find_spec("privbandit.mechanisms.sealing") is not None
 
 
+NO_CRYPTO = """
+import sys
+sys.modules["cryptography"] = None  # as on an install without the crypto extra
+from privbandit.accounting.errors import MissingExtraError
+from privbandit.registry import algorithms, get_algorithm
+from privbandit.runtime import seed_sequence
+assert {"cdp-fclub-dc+", "vfucb", "partial-linucb"} <= set(algorithms())
+config = {"horizon": 20, "environment": {"dim": 4, "parties": 2}}
+entry = get_algorithm("partial-linucb")
+assert entry.run({**entry.defaults, **config}, seed_sequence(1)).horizon == 20
+entry = get_algorithm("vfucb")
+try:
+    entry.run({**entry.defaults, **config}, seed_sequence(1))
+except MissingExtraError as e:
+    print(e)
+from privbandit.studies.spec import parse_study
+try:  # a study that names it is refused before anything runs
+    parse_study("horizon = 5\\nseeds = 1\\n[[algorithm]]\\nname = 'vfts'\\n")
+except MissingExtraError as e:
+    print(e)
+"""
+
+
+def test_registry_loads_without_the_crypto_extra(tmp_path):
+    """Only the sealed vertical protocol needs `cryptography`: every entry registers and
+    runs without it, and the protocol's runs name the extra to install."""
+    out = subprocess.run([sys.executable, "-c", NO_CRYPTO], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count('pip install "privbandit[crypto]"') == 2
+    assert "algorithm 'vfts'" in out.stdout
+
+
 def _checker():
     return runpy.run_path(str(ROOT / ".ci" / "check_layers.py"))
 

@@ -236,7 +236,9 @@ def _entry(i: int, raw: Any) -> AlgorithmEntry:
     for key in raw:
         if key not in _ALG_KEYS:
             raise unknown_key(key, f"[[algorithm]] #{i}", _ALG_KEYS)
-    return get_algorithm(raw.get("name"))
+    entry = get_algorithm(raw.get("name"))
+    entry.check_extras()
+    return entry
 
 
 def _algorithm(i: int, raw: dict[str, Any], entry: AlgorithmEntry,

@@ -8,14 +8,24 @@ entries (`study`).
 Masks are not differential privacy: see `VerticalFederation`'s docstring
 and docs/vertical.md.
 """
-from .errors import ProtocolError
-from .federation import VERTICAL_NAMES, PendingRound, VerticalFederation
-from .roles import ACTIVE, GENERATOR, ActiveParty, MaskGenerator, PassiveParty, party_name
-from .runs import mask_stream, run_centralized, run_partial_local, run_vertical
-from .ties import TieTolerant
+import importlib
+from typing import Any
 
-__all__ = [
-    "ACTIVE", "GENERATOR", "VERTICAL_NAMES", "ActiveParty", "MaskGenerator", "PassiveParty",
-    "PendingRound", "ProtocolError", "TieTolerant", "VerticalFederation", "mask_stream",
-    "party_name", "run_centralized", "run_partial_local", "run_vertical",
-]
+# Names load on first use: the protocol's modules need the `crypto` extra (sealed mask
+# blocks and channels), and the study entries must register without it.
+_HOMES = {
+    "ProtocolError": "errors", "VERTICAL_NAMES": "federation", "PendingRound": "federation",
+    "VerticalFederation": "federation", "ACTIVE": "roles", "GENERATOR": "roles",
+    "ActiveParty": "roles", "MaskGenerator": "roles", "PassiveParty": "roles",
+    "party_name": "roles", "mask_stream": "runs", "run_centralized": "runs",
+    "run_partial_local": "runs", "run_vertical": "runs", "TieTolerant": "ties",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -15,6 +15,8 @@ The mask Q comes from a fourth, independent child of the seed.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
@@ -26,7 +28,9 @@ from ..policies.base import Policy
 from ..result import RunResult
 from ..runtime import STREAMS, run, seed_sequence
 from ..validation import check_dim
-from .federation import Transport, VerticalFederation
+
+if TYPE_CHECKING:
+    from .federation import Transport
 
 
 def mask_stream(seed: int | np.random.SeedSequence) -> np.random.Generator:
@@ -56,6 +60,8 @@ def run_vertical(
     """
     if not isinstance(env, VerticalSplit):
         raise config_error("env", env, "a VerticalSplit (envs.vertical)")
+    from .federation import VerticalFederation  # the crypto extra: sealed masks
+
     federation = VerticalFederation(
         env.split, policy, rng=mask_stream(seed), seal_traffic=seal_traffic,
         transport=transport, ledger=ledger,

@@ -21,7 +21,6 @@ from ..registry import _REGISTRY, AlgorithmEntry, radius_params, register_algori
 from ..result import RunResult
 from ..runtime import seed_streams
 from ..schema import Param, check_table, fill
-from .runs import run_partial_local, run_vertical
 from .ties import TieTolerant
 
 ENVIRONMENT = (
@@ -58,7 +57,11 @@ def _world(settings: dict[str, Any], seed: Any):
 
 
 def run_entry(kind: str, family: str, config: dict[str, Any], seed: Any) -> RunResult:
-    """Run one configuration: kind "vf" (the protocol) or "partial" (active columns only)."""
+    """Run one configuration: kind "vf" (the protocol) or "partial" (active columns only).
+
+    Without the `crypto` extra the protocol (kind "vf") raises `MissingExtraError`, which
+    names the extra to install (the entries register without it)."""
+    from .runs import run_partial_local, run_vertical
     config = dict(config)
     horizon = config.pop("horizon", None)
     if horizon is None:
@@ -85,7 +88,8 @@ def _params(kind: str, family: str) -> tuple[Param, ...]:
 def _entry(kind: str, family: str, description: str) -> AlgorithmEntry:
     return AlgorithmEntry(NAMES[kind, family], functools.partial(run_entry, kind, family),
                           params=_params(kind, family), environment=ENVIRONMENT,
-                          description=description)
+                          description=description,
+                          extras=(("cryptography", "crypto"),) if kind == "vf" else ())
 
 
 ENTRIES = (
