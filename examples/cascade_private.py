@@ -70,9 +70,8 @@ def main() -> None:
                             progress=True).records
         per_horizon[horizon] = rows = summary_rows(records)
         found.update(figures(rows, horizon, GUARDED, FEDIND, PAPER))
-    if not args.smoke:
-        path = args.out / "cascade_break_even.png"
-        print(f"wrote {plot(per_horizon, found, path, GUARDED, FEDIND)}")
+    path = args.out / "cascade_break_even.png"
+    print(f"wrote {plot(per_horizon, found, path, GUARDED, FEDIND)}")
     for key, value in found.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 

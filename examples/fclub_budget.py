@@ -75,13 +75,13 @@ def main() -> None:
         records = run(f"fclub-break-even-T{horizon}{tag}", horizon, args.seeds,
                       algorithms(horizon, eps), args.out, args.workers, environment=world)
         per_horizon[horizon] = rows = summary_rows(records)
-        found.update({f"{k}{tag.replace('-', '_')}": v
-                      for k, v in figures(rows, horizon, GUARDED, ALONE, PAPER).items()})
-    if not args.smoke:
-        path = args.out / f"fclub_break_even{tag.replace('-', '_')}.png"
-        print(f"wrote {plot(per_horizon, found, path, GUARDED, ALONE)}")
+        found.update(figures(rows, horizon, GUARDED, ALONE, PAPER))
+    suffix = tag.replace("-", "_")
+    path = args.out / f"fclub_break_even{suffix}.png"
+    print(f"wrote {plot(per_horizon, found, path, GUARDED, ALONE)}")
     for key, value in found.items():
-        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+        print(f"{key}{suffix}: {value:.4g}" if isinstance(value, float)
+              else f"{key}{suffix}: {value}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ to going alone, the final cluster error), then one `key: value` line per cell:
 `<family>_<label>_eps<e>_over_alone`, and `<family>_alone_regret`.
 
 Usage: python examples/paper_schedules.py [--horizon 65536] [--cascade-horizon 20000]
-       [--seeds 3] [--epsilons 1 8] [--workers 2] [--out schedule_results] [--smoke]
+       [--seeds 3] [--epsilons 1 8] [--families fclub cascade] [--workers 2]
+       [--out schedule_results] [--smoke]
 """
 from __future__ import annotations
 
@@ -76,6 +77,8 @@ def main() -> None:
     parser.add_argument("--cascade-horizon", type=int, default=20_000)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 8.0])
+    parser.add_argument("--families", nargs="+", choices=sorted(FAMILIES),
+                        default=list(FAMILIES))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("schedule_results"))
     parser.add_argument("--smoke", action="store_true", help="a tiny run (T = 600, 2 seeds)")
@@ -84,7 +87,9 @@ def main() -> None:
         args.horizon = args.cascade_horizon = 600
         args.seeds, args.epsilons, args.workers = 2, [8.0], 1
     found: dict[str, float] = {}
-    for family, horizon in (("fclub", args.horizon), ("cascade", args.cascade_horizon)):
+    horizons = {"fclub": args.horizon, "cascade": args.cascade_horizon}
+    for family in args.families:
+        horizon = horizons[family]
         spec = study(family, horizon, args.seeds, args.epsilons, args.smoke)
         records = run_study(spec, args.out / spec.name, workers=args.workers,
                             progress=True).records
