@@ -97,11 +97,14 @@ def release_params(mechanism: str, schedule: str) -> tuple[Param, ...]:
     )
 
 
-def guard_params() -> tuple[Param, ...]:
-    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys)."""
+def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
+    """The `private.GuardPlan` keys of a guarded federation (besides the privacy keys);
+    `resolution`: the default gap the merge tests must be able to see (units merged may
+    differ by less, which biases the federated model where clusters are not exact)."""
     return (
         *release_params("mf", "fixed"),
-        Param("resolution", float, 0.2, "resolution of the clustering tests", range="(0, inf)"),
+        Param("resolution", float, resolution, "resolution of the clustering tests",
+              range="(0, inf)"),
         Param("level", float, 0.99, "level of the clustering tests", range="(0, 1)"),
         Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),
         Param("share", float, 0.1, "share of the confidence failure probability given to the "

@@ -42,7 +42,7 @@ from ..runtime.lockstep import run_replicates
 from ..schema import Param
 from .baselines import make_policy
 from .config import FclubConfig
-from .guarded import GuardedFederatedClub, GuardPlan
+from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
@@ -66,7 +66,8 @@ PLAN = (
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
-GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *FEDERATED)
+GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(resolution=RESOLUTION),
+           *FEDERATED)
 # the seed's CLUB / SCLUB / LinUCB baselines take the radius keys without beta, confidence
 _RADIUS = tuple(p for p in radius_params(beta=None) if p.name != "confidence")
 _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,

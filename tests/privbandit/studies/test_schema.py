@@ -209,8 +209,11 @@ def test_declared_defaults_match_the_constructors():
         _check_defaults(name, FederatedCascadeUCB)
     _check_defaults("fedind", IndependentCascadeUCB)
     _check_defaults("cdp-fedc3ucb-h", CDPFedC3UCBH, skip=("sampler",))
-    for name in ("cdp-fclub-dc+", "cdp-fedc3ucb-h+"):
-        _check_defaults(name, GuardPlan, skip=("sampler",))
+    _check_defaults("cdp-fedc3ucb-h+", GuardPlan, skip=("sampler",))
+    _check_defaults("cdp-fclub-dc+", GuardPlan, skip=("sampler", "resolution"))
+    from privbandit.fclub.guarded import RESOLUTION  # its own, measured on real data
+
+    assert get_algorithm("cdp-fclub-dc+").defaults["resolution"] == RESOLUTION == 0.15
     _check_defaults("cdp-fclub-dc+", FclubConfig)
     _check_defaults("cdp-fedc3ucb-h+", IndependentCascadeUCB)
 
