@@ -31,7 +31,8 @@ generator kind); `policy_over_draw_lockstep` the same for --replicates seeds
 played in lockstep (`runtime.lockstep`) over drawing their contexts.
 
 Usage: python bench/bench_linucb.py [--rounds 20000] [--dim 20] [--items 200] [--repeats 3]
-                                    [--replicates 16]
+                                    [--replicates 16] [--smoke]
+(--smoke: a tiny run for the tests, seconds)
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -172,7 +173,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--replicates", type=int, default=16)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.dim, args.items, args.repeats, args.replicates = 300, 5, 20, 1, 2
 
     theta = np.random.default_rng(args.seed).standard_normal(args.dim)
     theta /= np.linalg.norm(theta)

@@ -24,6 +24,8 @@ Then d = 20 split [4, 4, 4, 4, 4], K = 100, the same way:
 `vfucb_over_linucb_plain` and `vfucb_over_linucb_sealed` (targets <= 2 and <= 5).
 
 Usage: python bench/bench_vertical.py [--horizon 5000] [--items 100 500 1000] [--no-sealed]
+                                      [--smoke]
+(--smoke: a tiny run for the tests, seconds)
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -106,7 +108,10 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=5000)
     parser.add_argument("--items", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--no-sealed", dest="sealed", action="store_false")
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.horizon, args.items = 20, [10]
     print(f"d = {D}, M = {M}, widths {FeatureSplit.equal(D, M).widths}, T = {args.horizon}")
     print(f"{'K':>5} {'LinUCB s':>9} {'VFUCB s':>9} {'ratio':>6} {'sealed s':>9} {'ratio':>6} "
           f"{'B/passive/round':>16} {'sealed':>8} {'B/active/round':>15}")
