@@ -154,7 +154,7 @@ class BatchedLinUCB(BatchedLinear):
 
         super().__init__(policies, LinUCB)
         self.radius = self.policies[0].radius
-        self.plays_waves = not self.shared
+        self.plays_waves = not self.shared and self.policies[0].models.n_models > 1
         self._products = np.empty(0)
         self._quads = np.empty(0)
         self._pairs = self.replicates
