@@ -175,10 +175,10 @@ class PassiveParty(_Party):
     def answer(self, request: bytes, round: int, features: np.ndarray) -> bytes:
         """Round `round`'s reply: the masked batch of `features` ((K, d_j)), serialized."""
         n_items = wire.decode_request(request, round=round, sender=0)
+        if self._channel is None:  # header and batch joined: one copy
+            return wire.encode_masked(round, self.index, self.mask(features, n_items))
         payload, body = wire.masked_buffer(round, self.index, n_items, self.dim)
-        self.mask(features, n_items, out=body)  # masked straight into the message
-        if self._channel is None:
-            return bytes(payload)
+        self.mask(features, n_items, out=body)  # masked straight into the plaintext
         return self._channel.seal(payload)
 
 
