@@ -18,6 +18,7 @@ from what it receives.  Masks are NOT differential privacy (see
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -261,12 +262,15 @@ class ActiveParty(_Party):
         for j, message in enumerate(replies, start=1):
             body = self._open(j, message)
             part = wire.decode_masked(
-                body, round=self.round, sender=j, n_items=n_items, dim=self.dim
+                body, round=self.round, sender=j, n_items=n_items, dim=self.dim, finite=False
             )
             total += part
-            if keep_parts:
-                parts.append(part)
-        return total, tuple(parts)
+            parts.append(part)
+        # one finiteness pass for all batches: a NaN or inf in any makes the sum non-finite
+        if not math.isfinite(total.sum()):
+            for j, part in enumerate(parts, start=1):
+                wire.check_finite(part, round=self.round, sender=j)
+        return total, tuple(parts) if keep_parts else ()
 
     def choose(self, masked: np.ndarray, user: int, rng: np.random.Generator) -> int:
         """The policy's action on the masked contexts (no state change)."""
