@@ -62,9 +62,10 @@ class BlockRounds(ABC):
         self._turn = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        # a copy must hold the generator as the prefetched block's draw left it
+        # a copy must hold the generator as the prefetched block's draw left it; it draws
+        # into fresh arrays (another driver's buffers are not its to write)
         self._pipeline.settle()
-        return self.__dict__.copy()
+        return {**self.__dict__, "_ring": [], "_turn": 0}
 
     @property
     def prefetch(self) -> bool:
@@ -137,7 +138,8 @@ class BlockRounds(ABC):
         are drawn.  A block's arrays are overwritten when its buffer's turn comes again, so
         the driver must be done with a block by then: with `prefetch` the next block is
         drawn while the current one is played, which needs at least two sets.  An empty
-        list goes back to fresh arrays."""
+        list goes back to fresh arrays.  For worlds whose `_draw_block` takes `out`
+        (`LinearUsersEnv`)."""
         self._pipeline.discard()
         self._ring = list(buffers)
         self._turn = 0

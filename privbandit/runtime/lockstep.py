@@ -8,6 +8,10 @@ regret, detected clusters and ledgers (values to rounding).  Per round, one
 call of the batched policy (`Policy.lockstep`, `policies.lockstep`) scores,
 chooses and updates all replicates; the worlds' blocks are stacked
 (`envs.lockstep.StackedRounds`) and their outcomes computed in one call.
+A batched policy whose rounds touch only their user's model and draw nothing
+(`plays_waves`: LinUCB with a model per user) plays the rounds between two
+stops in waves (`waves`): each wave, every replicate's rounds whose users'
+earlier rounds are all played, in one call.
 The observers of each replicate (checkpoints, ledger trace, communication)
 run at the loop's stops, as in `play`.
 

@@ -128,3 +128,18 @@ def test_lockstep_in_waves_stops_where_the_observers_ask():
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_allclose(b.regret, a.regret, rtol=1e-12, atol=0)
         np.testing.assert_allclose(b.reward, a.reward, rtol=1e-12, atol=0)
+
+
+def test_a_pickled_world_draws_its_own_arrays_and_the_same_rounds():
+    import pickle
+
+    env = LinearUsersEnv(np.full((2, 4), 0.2), SphereItems(4, 6), block=5)
+    env.reset(np.random.default_rng(4))
+    sets = [{k: np.empty(s, d) for k, (s, d) in env.block_layout().items()}]
+    env.draw_into(sets)
+    env.next_block(0)
+    copy = pickle.loads(pickle.dumps(env))
+    assert not copy._ring
+    a, b = env.next_block(5), copy.next_block(5)
+    assert b["items"].base is not sets[0]["items"]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
