@@ -28,10 +28,14 @@ compares best process CPU times (steadier on a shared machine).
 `policy_over_draw` is the time per round of the privbandit run over the time
 to draw only that round's contexts (the item source's blocks, same
 generator kind); `policy_over_draw_lockstep` the same for --replicates seeds
-played in lockstep (`runtime.lockstep`) over drawing their contexts.
+played in lockstep (`runtime.lockstep`, the worlds drawing straight into the
+stacked buffers) over drawing their contexts; `policy_over_draw_lockstep_prefetch`
+with each world's prefetching drawer on (wall time: the draws leave the critical
+path when a second core is free; `..._cpu` compares CPU seconds, both threads).
 
 Usage: python bench/bench_linucb.py [--rounds 20000] [--dim 20] [--items 200] [--repeats 3]
-                                    [--replicates 16]
+                                    [--replicates 16] [--smoke]
+(--smoke: a tiny run for the tests, seconds)
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -133,28 +137,39 @@ def item_draws(theta: np.ndarray, rounds: int, n_items: int, seed: int, worlds: 
             source.draw(min(block, rounds - start), rng)
 
 
-def lockstep_runs(theta: np.ndarray, rounds: int, n_items: int, seed: int, worlds: int) -> None:
-    """`worlds` seeds of the privbandit run played in lockstep (`runtime.run_lockstep`)."""
+def lockstep_runs(theta: np.ndarray, rounds: int, n_items: int, seed: int, worlds: int,
+                  prefetch: bool = False) -> None:
+    """`worlds` seeds of the privbandit run played in lockstep (`runtime.run_lockstep`),
+    each world's next block drawn on its worker thread when `prefetch`."""
     envs = [LinearUsersEnv(theta[None, :], SphereItems(theta.size, n_items))
             for _ in range(worlds)]
+    for env in envs:
+        env.prefetch = prefetch
     seeds = [np.random.SeedSequence([seed, w]) for w in range(worlds)]
     run_lockstep([LinUCB(theta.size, 1, beta=BETA) for _ in envs], envs, rounds, seeds)
 
 
 def policy_over_draw(run_args: tuple, repeats: int, worlds: int) -> dict[str, float]:
-    """Seconds per round of a LinUCB run over seconds to draw that round's contexts alone,
-    single run and `worlds` replicates in lockstep (medians of alternating repeats)."""
-    single, lock = [], []
+    """Seconds per round of a LinUCB run over seconds to draw that round's contexts alone:
+    single run, `worlds` replicates in lockstep, and in lockstep with the prefetching
+    drawer (wall time: the draws overlap the policy on a second core; and CPU time, the
+    work of both threads), medians of alternating repeats."""
+    single, lock, pipe, pipe_cpu = [], [], [], []
     for _ in range(repeats):
-        one = timed(privbandit_run, *run_args)[0] / timed(item_draws, *run_args)[0]
-        many = (timed(lockstep_runs, *run_args, worlds)[0]
-                / timed(item_draws, *run_args, worlds)[0])
-        single.append(one)
-        lock.append(many)
+        single.append(timed(privbandit_run, *run_args)[0] / timed(item_draws, *run_args)[0])
+        draws = timed(item_draws, *run_args, worlds)
+        lock.append(timed(lockstep_runs, *run_args, worlds)[0] / draws[0])
+        wall, cpu, _ = timed(lockstep_runs, *run_args, worlds, True)
+        pipe.append(wall / draws[0])
+        pipe_cpu.append(cpu / draws[1])
     print(f"policy over draw: single {', '.join(f'{v:.2f}' for v in single)}; "
-          f"lockstep of {worlds} {', '.join(f'{v:.2f}' for v in lock)}")
+          f"lockstep of {worlds} {', '.join(f'{v:.2f}' for v in lock)}; "
+          f"with prefetch {', '.join(f'{v:.2f}' for v in pipe)} "
+          f"(CPU {', '.join(f'{v:.2f}' for v in pipe_cpu)})")
     return {"policy_over_draw": float(np.median(single)),
-            "policy_over_draw_lockstep": float(np.median(lock))}
+            "policy_over_draw_lockstep": float(np.median(lock)),
+            "policy_over_draw_lockstep_prefetch": float(np.median(pipe)),
+            "policy_over_draw_lockstep_prefetch_cpu": float(np.median(pipe_cpu))}
 
 
 def timed(fn, *args) -> tuple[float, float, Any]:
@@ -172,7 +187,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--replicates", type=int, default=16)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.dim, args.items, args.repeats, args.replicates = 300, 5, 20, 1, 2
 
     theta = np.random.default_rng(args.seed).standard_normal(args.dim)
     theta /= np.linalg.norm(theta)

@@ -18,7 +18,8 @@ ratios (best times printed as context).
   study entry (world built per seed on both sides), R = 16, --fclub-rounds.
 
 Usage: python bench/bench_lockstep.py [--rounds 10000] [--fclub-rounds 8192]
-                                      [--replicates 16] [--repeats 3]
+                                      [--replicates 16] [--repeats 3] [--smoke]
+(--smoke: a tiny run for the tests, seconds)
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -111,7 +112,10 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=16)
     parser.add_argument("--fclub-rounds", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.replicates, args.fclub_rounds, args.repeats = 200, 3, 128, 1
     r, t = args.replicates, args.rounds
     figures = {
         "lockstep_speedup_linucb": compare(

@@ -14,6 +14,7 @@ parts and their sum are (..., K, d).
 """
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -140,9 +141,24 @@ class PartyMask:
         """Q^j x^j for every row: (..., K, d_j) -> (..., K, d).
 
         `out`: a C-contiguous float64 array of the result's shape to write into
-        (e.g. a message buffer), else a new array.
+        (e.g. a message buffer), else a new array.  Contexts that are not finite
+        real numbers of width d_j are refused (`MaskError`, `ShapeError`); `out`
+        may have been written before the refusal.
         """
+        x = contexts
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and (
+                x.shape[-1] == self.width):
+            # the usual input: masked first, checked through the result.  Every column of
+            # Q^j is a unit vector, so a NaN or inf in x makes its rows of Q^j x non-finite,
+            # and then the sum (one pass over a contiguous array); only then look closer
+            y = self._product(x, out)
+            if math.isfinite(y.sum()):
+                return y
         x = _check_contexts(contexts, self.width, f"party {self.party}")
+        return self._product(x, out)
+
+    def _product(self, x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        """x Q^j^T for float64 contexts x (..., K, d_j), into `out` if given."""
         if out is None:
             return x.dot(self._block_t)
         if out.shape != x.shape[:-1] + (self.dim,) or out.dtype != np.float64 or not (

@@ -104,6 +104,15 @@ def _validated_view(items: np.ndarray, bound: float | None) -> bool:
     )
 
 
+def validated_norm(block: np.ndarray) -> float:
+    """The largest row norm recorded for `block` by `mark_validated` (math.inf if none:
+    the block is not recorded, or writeable again)."""
+    entry = _VALIDATED.get(id(block))
+    if entry is None or entry[0]() is not block or block.flags.writeable:
+        return math.inf
+    return entry[1]
+
+
 def check_items(items: object, dim: int, bound: float | None) -> np.ndarray:
     """A (K, dim) finite float array with K >= 1 whose rows have norm <= bound.
 

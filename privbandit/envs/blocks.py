@@ -58,11 +58,14 @@ class BlockRounds(ABC):
         self._items = np.empty((0, 0, 0))
         self._prefetch = False
         self._pipeline = BlockPipeline()
+        self._ring: list[dict[str, np.ndarray]] = []  # buffers blocks are drawn into, in turn
+        self._turn = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        # a copy must hold the generator as the prefetched block's draw left it
+        # a copy must hold the generator as the prefetched block's draw left it; it draws
+        # into fresh arrays (another driver's buffers are not its to write)
         self._pipeline.settle()
-        return self.__dict__.copy()
+        return {**self.__dict__, "_ring": [], "_turn": 0}
 
     @property
     def prefetch(self) -> bool:
@@ -128,9 +131,34 @@ class BlockRounds(ABC):
         ahead = self._prefetch and (self.horizon is None or t + self._block_size < self.horizon)
         return self._pipeline.take(self._frozen_block, ahead)
 
+    def draw_into(self, buffers: list[dict[str, np.ndarray]]) -> None:
+        """Draw the blocks into these buffer sets in turn (each a dict of writeable arrays of
+        the world's `block_layout`) instead of fresh arrays: no allocation per block, and a
+        driver can hand views of its own stacked arrays (`envs.lockstep`).  The same values
+        are drawn.  A block's arrays are overwritten when its buffer's turn comes again, so
+        the driver must be done with a block by then: with `prefetch` the next block is
+        drawn while the current one is played, which needs at least two sets.  An empty
+        list goes back to fresh arrays.  For worlds whose `_draw_block` takes `out`
+        (`LinearUsersEnv`)."""
+        self._pipeline.discard()
+        self._ring = list(buffers)
+        self._turn = 0
+
     def _frozen_block(self) -> dict[str, np.ndarray]:
-        """The next block from `_draw_block`, its arrays made read-only."""
-        block = self._draw_block(self._block_size, self._rng)
+        """The next block from `_draw_block` (into the next buffer set, if any), its arrays
+        read-only."""
+        if not self._ring:
+            block = self._draw_block(self._block_size, self._rng)
+            for arr in block.values():
+                arr.flags.writeable = False
+            return block
+        if self._prefetch and len(self._ring) < 2:
+            raise config_error("buffers", len(self._ring),
+                               "at least two buffer sets with prefetch on")
+        out = self._ring[self._turn % len(self._ring)]
+        self._turn += 1
+        block = {k: v.view() for k, v in self._draw_block(self._block_size, self._rng,
+                                                            out).items()}
         for arr in block.values():
             arr.flags.writeable = False
         return block

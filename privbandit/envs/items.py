@@ -3,7 +3,9 @@
 Each source draws a whole block of rounds in one call: `draw(rounds, rng)`
 returns a read-only (rounds, K, d) float64 array whose rows have norm <= `bound`,
 validated as a whole when drawn (`validation.mark_validated`), so policies
-skip the per-round norm check for these items.
+skip the per-round norm check for these items.  `fill(out, rng)` draws the same
+values into a buffer the caller reuses (no allocation per block) and returns
+the largest row norm it measured, for the caller to hand to `check_items`.
 
 - `SphereItems`: standard Gaussian vectors normalised to unit norm, i.e.
   uniform on the sphere (seed 001's synthetic items; seed 003's N(0, 0.05 I)
@@ -25,7 +27,7 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..errors import NormBoundError, ShapeError, config_error
-from ..validation import check_dim, mark_validated, real_array
+from ..validation import check_dim, mark_validated, real_array, validated_norm
 
 _NORM_SLACK = 1e-9
 # Normalised rows have norm 1 up to rounding of order dim * 2^-53, far inside the policies'
@@ -45,9 +47,33 @@ class ItemSource(ABC):
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """Items of `rounds` rounds, (rounds, K, d), in one vectorized draw (read-only)."""
 
+    def fill(self, out: np.ndarray, rng: np.random.Generator) -> float:
+        """Write the items of len(out) rounds into `out` (rounds, K, d) float64, C-contiguous,
+        writeable: the values and generator use of `draw(len(out), rng)`.  Returns the
+        largest row norm measured in that draw (math.inf when none was: the caller then
+        runs the full check).
+
+        Straight into `out` (`_fill`) when the class that defines `draw` defines
+        `_fill` too; a subclass that overrides only `draw` is filled through its `draw`.
+        """
+        if _owner(type(self), "_fill") is _owner(type(self), "draw"):
+            return self._fill(out, rng)
+        block = self.draw(out.shape[0], rng)
+        out[...] = block
+        return validated_norm(block)
+
+    def _fill(self, out: np.ndarray, rng: np.random.Generator) -> float:
+        """`fill` without allocation (sources that can draw into `out` override it)."""
+        raise NotImplementedError
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description."""
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of cls's MRO whose body defines `name`."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
 
 
 def _unit_rows(g: np.ndarray) -> bool:
@@ -71,8 +97,12 @@ class SphereItems(ItemSource):
         self.bound = 1.0
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        g = rng.standard_normal((rounds, self.n_items, self.dim))
-        return mark_validated(g, 1.0 if _unit_rows(g) else math.inf)
+        g = np.empty((rounds, self.n_items, self.dim))
+        return mark_validated(g, self._fill(g, rng))
+
+    def _fill(self, out: np.ndarray, rng: np.random.Generator) -> float:
+        rng.standard_normal(out=out)  # the values of standard_normal(out.shape)
+        return 1.0 if _unit_rows(out) else math.inf
 
     def describe(self) -> dict[str, Any]:
         return {"items": "sphere", "dim": self.dim, "n_items": self.n_items}
@@ -89,12 +119,15 @@ class BiasedSphereItems(ItemSource):
         self.bound = 1.0
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        g = rng.standard_normal((rounds, self.n_items, self.dim - 1))
-        unit = _unit_rows(g)
         out = np.empty((rounds, self.n_items, self.dim))
+        return mark_validated(out, self._fill(out, rng))
+
+    def _fill(self, out: np.ndarray, rng: np.random.Generator) -> float:
+        g = rng.standard_normal(out.shape[:-1] + (self.dim - 1,))
+        unit = _unit_rows(g)
         np.multiply(g, np.sqrt(0.5), out=out[..., :-1])  # no temporary: same values
         out[..., -1] = np.sqrt(0.5)
-        return mark_validated(out, 1.0 if unit else math.inf)
+        return 1.0 if unit else math.inf
 
     def describe(self) -> dict[str, Any]:
         return {"items": "biased-sphere", "dim": self.dim, "n_items": self.n_items}
@@ -138,9 +171,14 @@ class PoolItems(ItemSource):
         return self.features.shape[0]
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        keys = rng.random((rounds, self.pool_size))
+        out = np.empty((rounds, self.n_items, self.dim))
+        return mark_validated(out, self._fill(out, rng))
+
+    def _fill(self, out: np.ndarray, rng: np.random.Generator) -> float:
+        keys = rng.random((out.shape[0], self.pool_size))
         idx = np.argpartition(keys, self.n_items - 1, axis=1)[:, : self.n_items]
-        return mark_validated(self.features[idx], self._max_norm)
+        np.take(self.features, idx, axis=0, out=out)
+        return self._max_norm
 
     def describe(self) -> dict[str, Any]:
         return {

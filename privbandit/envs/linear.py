@@ -19,7 +19,7 @@ import numpy as np
 from privbandit.accounting.validation import as_array, check_nonnegative
 
 from ..errors import ShapeError, config_error
-from ..validation import check_action, real_array
+from ..validation import check_action, real_array, validated_norm
 from .base import Environment, Outcome
 from .blocks import BlockRounds, block_rounds
 from .items import ItemSource
@@ -140,19 +140,38 @@ class LinearUsersEnv(HiddenPreferencesEnv):
         self.reward_model = reward
         self.noise_sd = check_nonnegative("noise_sd", noise_sd)
 
-    def _draw_block(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    def _draw_block(self, size: int, rng: np.random.Generator,
+                    out: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Draw `size` rounds: fresh arrays, or written into `out` (the arrays of
+        `block_layout`, reused block after block); the same values either way.
+        "item_norm" is the largest item norm the item source measured (inf: none)."""
         users = self._arrivals(size, rng)
-        items = self.items.draw(size, rng)
-        means = np.matmul(items, self._theta[users][:, :, None])[..., 0]
+        if out is None:
+            items = self.items.draw(size, rng)
+            out = {"users": users, "items": items, "item_norm": np.array(validated_norm(items)),
+                   "means": np.empty((size, self.n_items)), "best": np.empty(size),
+                   "noise": np.empty(size)}
+        else:
+            out = dict(out)
+            out["users"][...] = users
+            items = out["items"]
+            out["item_norm"] = np.array(self.items.fill(items, rng))
+        means = out["means"]
+        np.matmul(items, self._theta[users][:, :, None], out=means[..., None])
         if self.reward_model == "bernoulli":
-            noise = rng.random(size)
+            rng.random(out=out["noise"])
             np.clip(means, 0.0, 1.0, out=means)
         else:
-            noise = rng.standard_normal(size)
-        return {
-            "users": users, "items": items, "means": means, "best": means.max(axis=1),
-            "noise": noise,
-        }
+            rng.standard_normal(out=out["noise"])
+        means.max(axis=1, out=out["best"])
+        return out
+
+    def block_layout(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """Shape and dtype of each array `_draw_block(B, rng, out)` writes into `out`."""
+        b, k, d = self._block_size, self.n_items, self.dim
+        return {"users": ((b,), np.dtype(np.int64)), "items": ((b, k, d), np.dtype(np.float64)),
+                "means": ((b, k), np.dtype(np.float64)), "best": ((b,), np.dtype(np.float64)),
+                "noise": ((b,), np.dtype(np.float64))}
 
     def act(self, t: int, action: Any) -> Outcome:
         """Reward of item `action` (int in [0, K)) at the round just observed."""

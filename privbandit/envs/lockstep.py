@@ -5,20 +5,20 @@ each with its own round generator -- in one vectorized pass.  Each world
 draws its blocks exactly as it does in a run of its own (`BlockRounds.next_block`,
 same generator, same sizes, same order, prefetching included when its
 `prefetch` is on), so replicate r sees the rounds a separate run of its seed
-sees, bit for bit.  The blocks are copied into buffers allocated once,
-(R, B, ...), and the outcome of R actions is computed in one call with the
-arithmetic of `LinearUsersEnv.act`.
+sees, bit for bit.  The worlds draw straight into buffers allocated once,
+(R, B, ...) (two sets when prefetching), and the outcome of R actions is
+computed in one call with the arithmetic of `LinearUsersEnv.act`.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..errors import config_error
+from ..validation import mark_validated
 from .linear import LinearUsersEnv
-
-_STACKED = ("users", "items", "means", "best", "noise")
 
 
 def _shape(env: LinearUsersEnv) -> tuple:
@@ -49,8 +49,12 @@ class StackedRounds:
     """Blocks of R alike `LinearUsersEnv` worlds, stacked on a leading replicate axis.
 
     After `reset(rngs)` (one round generator per world), `block(t)` for
-    t = 0, B, 2B, ... fills and returns the buffers: users (R, B), items
-    (R, B, K, d), means (R, B, K), best (R, B), noise (R, B).
+    t = 0, B, 2B, ... returns the buffers: users (R, B), items (R, B, K, d),
+    means (R, B, K), best (R, B), noise (R, B).  Each world draws its blocks
+    straight into its row of these buffers (`BlockRounds.draw_into`): nothing
+    is allocated or copied per block.  With prefetch on, two sets alternate,
+    one played while the worlds' workers draw the next into the other.
+    `release()` gives the worlds back their own fresh arrays.
     """
 
     def __init__(self, envs: Sequence[LinearUsersEnv]) -> None:
@@ -59,7 +63,9 @@ class StackedRounds:
         self.size = first._block_size
         self.bernoulli = first.reward_model == "bernoulli"
         self.noise_sd = first.noise_sd
+        self._sets: list[dict[str, np.ndarray]] = []
         self._buffers: dict[str, np.ndarray] = {}
+        self._blocks = 0  # blocks served since reset
         self._rows = np.arange(len(self.envs))
 
     @property
@@ -69,24 +75,53 @@ class StackedRounds:
     def reset(self, rngs: Sequence[np.random.Generator]) -> None:
         if len(rngs) != self.n:
             raise config_error("rngs", len(rngs), f"{self.n} generators, one per world")
-        for env, rng in zip(self.envs, rngs, strict=True):
+        if not self._sets:
+            layout = self.envs[0].block_layout()
+            count = 2 if any(env.prefetch for env in self.envs) else 1
+            self._sets = [{k: np.empty((self.n, *shape), dtype)
+                           for k, (shape, dtype) in layout.items()} for _ in range(count)]
+        for r, (env, rng) in enumerate(zip(self.envs, rngs, strict=True)):
             env.reset(rng)
+            env.draw_into([{k: a[r] for k, a in bufs.items()} for bufs in self._sets])
+        self._blocks = 0
+
+    def release(self) -> None:
+        """Detach the worlds from the stacked buffers (they draw fresh arrays again)."""
+        for env in self.envs:
+            env.draw_into([])
 
     def block(self, t: int, check: Callable[[np.ndarray], object] | None = None
               ) -> dict[str, np.ndarray]:
-        """Every world's block starting at round t, in the reused buffers; `check` is
-        called with each world's items as (B * K, d) before they are copied (the
-        policy's item check: free for blocks their item source validated)."""
-        for r, env in enumerate(self.envs):
-            drawn = env.next_block(t)
-            if check is not None:
-                check(drawn["items"].reshape(-1, drawn["items"].shape[-1]))
-            if not self._buffers:
-                self._buffers = {k: np.empty((self.n, *drawn[k].shape), drawn[k].dtype)
-                                 for k in _STACKED}
-            for key in _STACKED:
-                self._buffers[key][r] = drawn[key]
+        """Every world's block starting at round t, in the stacked buffers; `check` is
+        called with each world's items as (B * K, d) (the policy's item check).  When
+        every world's item source measured its items' norms, the stacked items are
+        recorded as validated (`mark_validated`, the largest of those norms), so the
+        check is free, as it is for a run of its own."""
+        norms = [float(env.next_block(t)["item_norm"]) for env in self.envs]
+        self._buffers = self._sets[self._blocks % len(self._sets)]
+        self._blocks += 1
+        items = self._buffers["items"]
+        if all(math.isfinite(v) for v in norms):
+            mark_validated(items, max(norms))
+        else:
+            items.flags.writeable = True  # not recorded: any earlier record is ignored
+        if check is not None:
+            for r in range(self.n):
+                check(items[r].reshape(-1, items.shape[-1]))
         return self._buffers
+
+    def pair_outcomes(self, replicates: np.ndarray, rows: np.ndarray, actions: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """(rewards, regrets), (N,), of actions (N,) of replicates (N,) at rows (N,) of the
+        current block (the arithmetic of `LinearUsersEnv.act`)."""
+        buf = self._buffers
+        mean = buf["means"][replicates, rows, actions]
+        noise = buf["noise"][replicates, rows]
+        if self.bernoulli:
+            reward = (noise < mean).astype(np.float64)
+        else:
+            reward = mean + self.noise_sd * noise
+        return reward, buf["best"][replicates, rows] - mean
 
     def outcomes(self, i: int, actions: np.ndarray, reward: np.ndarray, regret: np.ndarray
                  ) -> None:

@@ -79,6 +79,22 @@ class BatchedPolicy(ABC):
         """Bring the replicates' own state up to date after the last round."""
         return None
 
+    #: True when a replicate's round reads and writes only the model of that round's user
+    #: and draws nothing from its generator: rounds of distinct users are then independent,
+    #: and the driver may play them together in waves (`select_pairs`, `update_pairs`).
+    plays_waves = False
+
+    def select_pairs(self, items: np.ndarray, replicates: np.ndarray, users: np.ndarray
+                     ) -> np.ndarray:
+        """Actions (N,) of N (replicate, round) pairs whose models are distinct: items
+        (N, K, d), their replicates (N,) and users (N,).  Only when `plays_waves`."""
+        raise NotImplementedError(f"{type(self).__name__} does not play waves")
+
+    def update_pairs(self, items: np.ndarray, actions: np.ndarray, rewards: np.ndarray
+                     ) -> None:
+        """Learn the feedback of the pairs of the last `select_pairs`."""
+        raise NotImplementedError(f"{type(self).__name__} does not play waves")
+
 
 class BatchedLinear(BatchedPolicy):
     """LinUCB or LinTS replicates: per replicate, one ridge model per user (or one shared).
@@ -126,6 +142,11 @@ class BatchedLinUCB(BatchedLinear):
     the means P b = X theta_hat, and, for the chosen item, the Sherman-Morrison
     vector V^-1 x and its quadratic form.  theta_hat itself is then only
     needed by the reporting side: `finish` recomputes it from V^-1 and b.
+
+    With one model per user, a round reads and writes only its user's model and
+    LinUCB draws nothing at random, so rounds of distinct users of any replicates
+    are independent: `plays_waves`, and `select_pairs` / `update_pairs` score and
+    update any set of (replicate, round) pairs whose models are distinct in one call.
     """
 
     def __init__(self, policies: Sequence[Policy]) -> None:
@@ -133,13 +154,27 @@ class BatchedLinUCB(BatchedLinear):
 
         super().__init__(policies, LinUCB)
         self.radius = self.policies[0].radius
+        self.plays_waves = not self.shared and self.policies[0].models.n_models > 1
         self._products = np.empty(0)
         self._quads = np.empty(0)
+        self._pairs = self.replicates
 
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        inv = self._serve(users)
-        rows = self._rows
+        self._serve(users)
+        return self._scores(items)
+
+    def select_pairs(self, items: np.ndarray, replicates: np.ndarray, users: np.ndarray
+                     ) -> np.ndarray:
+        self._rows = self._first[replicates] + users
+        self._inv = self.inv[self._rows]
+        return self._scores(items)
+
+    def _scores(self, items: np.ndarray) -> np.ndarray:
+        """Argmax of the UCBs of items (N, K, d) under the served models (`_rows`, `_inv`)."""
+        rows, inv = self._rows, self._inv
+        if self._pairs.size != items.shape[0]:
+            self._pairs = np.arange(items.shape[0])
         self._products = products = items @ inv
         self._quads = quads = np.einsum("rkd,rkd->rk", products, items)
         means = np.matmul(products, self.b[rows][..., None])[..., 0]
@@ -152,7 +187,11 @@ class BatchedLinUCB(BatchedLinear):
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
-        r, rows, inv = self.replicates, self._rows, self._inv
+        self.update_pairs(items, actions, rewards)
+
+    def update_pairs(self, items: np.ndarray, actions: np.ndarray, rewards: np.ndarray
+                     ) -> None:
+        r, rows, inv = self._pairs, self._rows, self._inv
         x = items[r, actions]
         u = self._products[r, actions]  # x^T V^-1 = (V^-1 x)^T: V^-1 is symmetric
         quad = self._quads[r, actions]

@@ -8,6 +8,10 @@ regret, detected clusters and ledgers (values to rounding).  Per round, one
 call of the batched policy (`Policy.lockstep`, `policies.lockstep`) scores,
 chooses and updates all replicates; the worlds' blocks are stacked
 (`envs.lockstep.StackedRounds`) and their outcomes computed in one call.
+A batched policy whose rounds touch only their user's model and draw nothing
+(`plays_waves`: LinUCB with a model per user) plays the rounds between two
+stops in waves (`waves`): each wave, every replicate's rounds whose users'
+earlier rounds are all played, in one call.
 The observers of each replicate (checkpoints, ledger trace, communication)
 run at the loop's stops, as in `play`.
 
@@ -108,6 +112,23 @@ def play_lockstep(
     regret = np.empty((horizon, n))  # round-major: a round's values are contiguous
     reward = np.empty((horizon, n))
     started = time.perf_counter()
+    try:
+        _play(batched, rounds, watching, states, horizon, rngs, regret, reward)
+    finally:
+        rounds.release()
+    batched.finish()
+    share = (time.perf_counter() - started) / n  # each replicate's share of the pass
+    results = []
+    for r, (state, mine) in enumerate(zip(states, watching, strict=True)):
+        result = build_result(state, mine, regret[:, r].copy(), reward[:, r].copy(), share,
+                              algorithm, params, None if seeds is None else seeds[r])
+        result.timings["lockstep_replicates"] = n
+        results.append(result)
+    return results
+
+
+def _play(batched, rounds, watching, states, horizon, rngs, regret, reward) -> None:
+    """Every round of every replicate, block by block, the observers at their stops."""
     t, block_end, block = 0, 0, {}
     while t < horizon:
         if t == block_end:
@@ -122,19 +143,52 @@ def play_lockstep(
         for state, mine in zip(states, watching, strict=True):
             for observer in mine:
                 observer.after_step(state, t)
-    batched.finish()
-    share = (time.perf_counter() - started) / n  # each replicate's share of the pass
-    results = []
-    for r, (state, mine) in enumerate(zip(states, watching, strict=True)):
-        result = build_result(state, mine, regret[:, r].copy(), reward[:, r].copy(), share,
-                              algorithm, params, None if seeds is None else seeds[r])
-        result.timings["lockstep_replicates"] = n
-        results.append(result)
-    return results
+
+
+def waves(users: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (replicate, row) pairs of users (R, W) in waves: wave k holds, for every
+    replicate, the rounds that are the (k+1)-th arrival of their user in the window.
+
+    A round depends only on the earlier rounds of its user in its replicate (when the
+    policy `plays_waves`), all in earlier waves; within a wave, each (replicate, user)
+    appears once.  Returns one (replicates, rows) pair of arrays per wave.
+    """
+    n_rep, width = users.shape
+    key = (np.arange(n_rep)[:, None] * (int(users.max()) + 1) + users).ravel()
+    order = np.argsort(key, kind="stable")  # by (replicate, user), then by round
+    new_group = np.empty(key.size, dtype=bool)
+    new_group[0] = True
+    np.not_equal(key[order][1:], key[order][:-1], out=new_group[1:])
+    position = np.arange(key.size)
+    level = np.empty(key.size, dtype=np.intp)
+    level[order] = position - np.maximum.accumulate(np.where(new_group, position, 0))
+    by_wave = np.argsort(level, kind="stable")
+    ends = np.cumsum(np.bincount(level))
+    return [(by_wave[a:b] // width, by_wave[a:b] % width)
+            for a, b in zip(np.r_[0, ends[:-1]], ends, strict=True)]
+
+
+def _play_waves(batched, rounds, block, schedule, start, regret, reward) -> None:
+    """The rounds of `schedule` (`waves`, rows counted from round `start`), wave by wave."""
+    users, items = block["users"], block["items"]
+    for reps, rows in schedule:
+        x = items[reps, rows]
+        actions = batched.select_pairs(x, reps, users[reps, rows])
+        won, lost = rounds.pair_outcomes(reps, rows, actions)
+        reward[rows + start, reps] = won
+        regret[rows + start, reps] = lost
+        batched.update_pairs(x, actions, won)
 
 
 def _play_rows(batched, rounds, block, t, stop, start, rngs, regret, reward) -> None:
     """Rounds t .. stop - 1 of every replicate (all within the block starting at `start`)."""
+    if batched.plays_waves and stop - t > 1:
+        schedule = waves(block["users"][:, t - start:stop - start])
+        if len(schedule) < stop - t:  # else one round a wave, as below
+            for _, rows in schedule:
+                rows += t - start
+            _play_waves(batched, rounds, block, schedule, start, regret, reward)
+            return
     users, items = block["users"], block["items"]
     select, update, outcomes = batched.select, batched.update, rounds.outcomes
     for s in range(t, stop):

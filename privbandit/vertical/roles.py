@@ -18,6 +18,7 @@ from what it receives.  Masks are NOT differential privacy (see
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -175,10 +176,10 @@ class PassiveParty(_Party):
     def answer(self, request: bytes, round: int, features: np.ndarray) -> bytes:
         """Round `round`'s reply: the masked batch of `features` ((K, d_j)), serialized."""
         n_items = wire.decode_request(request, round=round, sender=0)
+        if self._channel is None:  # header and batch joined: one copy
+            return wire.encode_masked(round, self.index, self.mask(features, n_items))
         payload, body = wire.masked_buffer(round, self.index, n_items, self.dim)
-        self.mask(features, n_items, out=body)  # masked straight into the message
-        if self._channel is None:
-            return bytes(payload)
+        self.mask(features, n_items, out=body)  # masked straight into the plaintext
         return self._channel.seal(payload)
 
 
@@ -261,12 +262,15 @@ class ActiveParty(_Party):
         for j, message in enumerate(replies, start=1):
             body = self._open(j, message)
             part = wire.decode_masked(
-                body, round=self.round, sender=j, n_items=n_items, dim=self.dim
+                body, round=self.round, sender=j, n_items=n_items, dim=self.dim, finite=False
             )
             total += part
-            if keep_parts:
-                parts.append(part)
-        return total, tuple(parts)
+            parts.append(part)
+        # one finiteness pass for all batches: a NaN or inf in any makes the sum non-finite
+        if not math.isfinite(total.sum()):
+            for j, part in enumerate(parts, start=1):
+                wire.check_finite(part, round=self.round, sender=j)
+        return total, tuple(parts) if keep_parts else ()
 
     def choose(self, masked: np.ndarray, user: int, rng: np.random.Generator) -> int:
         """The policy's action on the masked contexts (no state change)."""

@@ -24,6 +24,7 @@ Format, version 1 (integers big-endian, floats little-endian IEEE 754):
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import NamedTuple
 
@@ -130,14 +131,19 @@ def decode_request(message: object, *, round: int, sender: int) -> int:
 
 
 def decode_masked(
-    message: object, *, round: int, sender: int, n_items: int, dim: int
+    message: object, *, round: int, sender: int, n_items: int, dim: int, finite: bool = True
 ) -> np.ndarray:
-    """Check and read a masked batch: round, sender, shape (K, d), length, finiteness."""
+    """Check and read a masked batch: round, sender, shape (K, d), length, finiteness.
+
+    `finite=False` leaves the finiteness to the caller, who must check the batch
+    (or a sum it enters, where a NaN or inf shows too) and call `check_finite` on
+    it when that fails: the active party checks the sum of all batches once.
+    """
     fields = _fields(message)
     if (fields is not None and fields == (MAGIC, VERSION, MASKED, round, sender, n_items, dim)
             and len(message) == HEADER_BYTES + 8 * n_items * dim):  # type: ignore[arg-type]
         body = np.frombuffer(message, dtype=_FLOAT, offset=HEADER_BYTES).reshape(n_items, dim)
-        if np.isfinite(body).all():
+        if not finite or math.isfinite(body.sum()):  # a NaN or inf makes the sum non-finite
             return body
     header = read_header(message)
     _expect(header, MASKED, round, sender)
@@ -153,9 +159,14 @@ def decode_masked(
             f"got {len(message)}"  # type: ignore[arg-type]
         )
     body = np.frombuffer(message, dtype=_FLOAT, offset=HEADER_BYTES).reshape(n_items, dim)
+    check_finite(body, round=round, sender=sender)
+    return body
+
+
+def check_finite(body: np.ndarray, *, round: int, sender: int) -> None:
+    """Refuse a masked batch with a NaN or infinite entry (`ProtocolError` naming its sender)."""
     if not np.isfinite(body).all():
         raise ProtocolError(
             f"masked batch of party {sender} in round {round} must be finite; "
             "got NaN or infinite entries"
         )
-    return body

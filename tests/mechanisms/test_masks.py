@@ -209,3 +209,23 @@ def test_the_documentation_examples_run():
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(doc), "exec"), namespace)  # noqa: S102
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([np.nan, np.inf, -np.inf]),
+       st.booleans())
+def test_a_party_refuses_any_non_finite_entry_with_or_without_out(seed, bad, into):
+    rng = np.random.default_rng(seed)
+    mask = OrthogonalMask.generate((2, 3, 4), rng).party(1)
+    items = rng.uniform(-1, 1, size=(6, 9))
+    x = items[:, 2:5]  # a party's column view, as a vertical split hands it over
+    out = np.empty((6, 9)) if into else None
+    np.testing.assert_allclose(mask.mask(x, out=out), x @ mask.block.T, rtol=1e-12, atol=1e-15)
+    items[rng.integers(6), 2 + rng.integers(3)] = bad
+    with pytest.raises(MaskError, match="contexts of party 1 must be finite"):
+        mask.mask(x, out=None if out is None else np.empty((6, 9)))
+
+
+def test_finite_contexts_whose_masked_sum_overflows_are_masked_not_refused():
+    mask = OrthogonalMask.generate((2, 2), np.random.default_rng(3)).party(0)
+    x = np.full((4, 2), 1e308)
+    assert not np.isfinite(mask.mask(x).sum())  # as before the one-pass check: masked

@@ -153,6 +153,10 @@ def test_a_bad_reply_is_refused_by_name_and_the_round_is_not_half_applied(
          r"party 2 in round 3 must have shape \(8, 10\); got \(8, 9\)"),
         (lambda f, m: b"JUNK" + m[4:], ProtocolError, "must start with b'PBVF'"),
         (lambda f, m: m[:-1], ProtocolError, "must be 664 bytes; got 663"),
+        (lambda f, m: wire.encode_masked(BAD_ROUND, 2, np.full((8, 10), np.nan)), ProtocolError,
+         "masked batch of party 2 in round 3 must be finite"),
+        (lambda f, m: wire.encode_masked(BAD_ROUND, 2, np.where(np.eye(8, 10) > 0, np.inf, 0.0)),
+         ProtocolError, "masked batch of party 2 in round 3 must be finite"),
     ],
 )
 def test_plain_traffic_is_checked_too(split_world, rewrite, error, match):
