@@ -1,14 +1,26 @@
 """FCLUB-DC replicates in lockstep (`runtime.lockstep`): one vectorized pass per round.
 
 Each replicate is a `FederatedClub` (non-private, delayed sync, detection on:
-"fclub-dc"); the per-round work of all replicates -- the served local
-cluster's UCB scores and argmax, the Sherman-Morrison update of its model and
-the upload trigger of eq. 5 -- runs batched over replicates, on stacked
-arrays the replicates' own models, synchronized log-determinants, user
-layouts and phase buffers are views of.  What depends on each replicate's
-data stays its own, in rare Python steps through its own object: phase
-starts (detection, merge, renewal), uploads and the downloads they trigger.
-So every replicate makes the decisions its separate run makes.
+"fclub-dc").  Everything a round does runs batched over replicates, on
+stacked arrays (replicate, local cluster, ...) that the replicates' own
+models and `DelayedSync` arrays are views of:
+
+- the served local cluster's UCB scores and argmax (Algorithm 1, line 12);
+- the Sherman-Morrison update of its model and of its raw upload buffer;
+- the upload trigger of eq. 5 and, for the replicates it fires in, the upload
+  (Algorithm 3: the global sums, the other members' download buffers) and the
+  downloads it makes due (Algorithm 4), each step for all those replicates at
+  once -- at the main job's sizes most rounds upload in some replicate, so
+  these are the hot path, not a rare event.
+
+The same arithmetic as a separate run (elementwise updates; one matrix
+inversion and one Cholesky per download, matrix by matrix: `models.inverse`,
+`models.logdets`), so each replicate makes the decisions its separate run
+makes.  What depends on a replicate's data at a phase start -- detection,
+merge, renewal -- stays its own, a rare Python step through its own object,
+after which its new arrays are copied into the stacked ones and bound to
+them.  Messages are tallied per replicate and written to each replicate's
+communication log at the end (`finish`): the same counts, bytes and rounds.
 """
 from __future__ import annotations
 
@@ -17,10 +29,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..comm import DOWNLOAD, UPLOAD
 from ..kernels import sherman_morrison, ucb_scores
 from ..policies.lockstep import BatchedPolicy, check_replicates
 from ..validation import check_items
 from .algorithm import FederatedClub
+from .models import inverse, logdets
+
+# DelayedSync arrays by local cluster and by global cluster, and the models' arrays, bound
+# to the stacked ones: name -> (number of trailing axes of length d, integer counts)
+_LOCAL = {"S": (2, False), "logdet_s": (0, False), "u": (1, False), "n_sync": (0, True),
+          "pend_s": (2, False), "pend_u": (1, False), "pend_n": (0, True),
+          "s_down": (2, False), "u_down": (1, False), "n_down": (0, True)}
+_GLOBAL = {"S_g": (2, False), "u_g": (1, False), "n_g": (0, True), "logdet_g": (0, False)}
+_MODELS = {"inv": (2, False), "b": (1, False), "logdet": (0, False), "count": (0, True)}
 
 
 class BatchedFederatedClub(BatchedPolicy):
@@ -34,24 +56,29 @@ class BatchedFederatedClub(BatchedPolicy):
         self.radius = cfg.radius()
         self._log_lam = cfg.dim * math.log(cfg.lam)
         self._ln_u = math.log(cfg.upload_threshold)
+        self._ln_d = math.log(cfg.download_threshold)
+        self._msg = (cfg.dim * cfg.dim + cfg.dim + 1) * 8
         rep, n, d = len(self.policies), cfg.n_users, cfg.dim
-        # at most one local cluster per user: room for every layout a renewal makes
-        self.inv = np.zeros((rep, n, d, d))
-        self.b = np.zeros((rep, n, d))
-        self.logdet = np.zeros((rep, n))
-        self.count = np.zeros((rep, n), dtype=np.int64)
-        self.logdet_s = np.zeros((rep, n))
+        # at most one local (and global) cluster per user: room for every layout
+        self.arrays = {name: np.zeros((rep, n) + (d,) * axes, np.int64 if count else float)
+                       for name, (axes, count) in {**_LOCAL, **_GLOBAL, **_MODELS}.items()}
+        for name, arr in self.arrays.items():
+            setattr(self, name, arr)
+        self.k_of = np.full((rep, n), -1, dtype=np.intp)  # -1: no local cluster there
         self.local = np.zeros((rep, n), dtype=np.intp)
         for r, p in enumerate(self.policies):
             self.local[r] = p._local_of_user
             p._local_of_user = self.local[r]
-        self._bound: list[object] = [None] * rep
+        self._bound: list[object] = [None] * rep  # bound at the first phase start
         self._rows = np.empty((rep, 0, d + 1))
         self._row_users = np.empty((rep, 0), dtype=np.intp)
         self._i = 0  # rows of the phase buffers filled
         self._c = np.zeros(rep, dtype=np.intp)
         self._inv = self.inv[:, 0]
-        self._rngs: Sequence[np.random.Generator] = ()
+        # messages not yet in the replicates' logs: counts, and (round, replicates) talked
+        self._uploads = np.zeros(rep, dtype=np.int64)
+        self._downloads = np.zeros(rep, dtype=np.int64)
+        self._talked: list[tuple[int, np.ndarray]] = []
 
     def check_items(self, items: np.ndarray) -> None:
         cfg = self.policies[0].config
@@ -74,25 +101,28 @@ class BatchedFederatedClub(BatchedPolicy):
         self._i = 0
 
     def _bind(self, r: int, p: FederatedClub) -> None:
-        """Make replicate r's models and ln det S views of the stacked arrays (after a renewal)."""
-        models = p.sync.models
-        if self._bound[r] is models:
+        """Make replicate r's sync arrays and models views of the stacked ones (after a
+        renewal made new ones)."""
+        sync = p.sync
+        if self._bound[r] is sync.models:
             return
-        rows = models.inv.shape[0]
-        for name, stacked in (("inv", self.inv), ("b", self.b), ("logdet", self.logdet),
-                              ("count", self.count)):
-            stacked[r, :rows] = getattr(models, name)
-            setattr(models, name, stacked[r, :rows])
-        self.logdet_s[r, :rows] = p.sync.logdet_s
-        p.sync.logdet_s = self.logdet_s[r, :rows]
-        self._bound[r] = models
+        for owner, names in ((sync, (*_LOCAL, *_GLOBAL)), (sync.models, _MODELS)):
+            for name in names:
+                own = getattr(owner, name)
+                stacked = self.arrays[name][r, :own.shape[0]]
+                stacked[...] = own
+                setattr(owner, name, stacked)
+        c_count = sync.k_of.shape[0]
+        self.k_of[r] = -1
+        self.k_of[r, :c_count] = sync.k_of
+        sync.k_of = self.k_of[r, :c_count]
+        self._bound[r] = sync.models
 
     # -- the round -------------------------------------------------------------------------
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
         if t >= self.policies[0]._next_phase:  # phases start at the same rounds in every run
             self._start_phase(t, rngs)
-        self._rngs = rngs
         r = self.replicates
         self._c = c = self.local[r, users]
         self._inv = inv = self.inv[r, c]
@@ -110,15 +140,80 @@ class BatchedFederatedClub(BatchedPolicy):
         self._i = i + 1
         quad = sherman_morrison(inv, x)
         self.inv[r, c] = inv
-        self.b[r, c] += rewards[:, None] * x
-        self.logdet[r, c] += np.log1p(quad)
+        yx = rewards[:, None] * x
+        self.b[r, c] += yx
+        logdet = self.logdet[r, c] + np.log1p(quad)
+        self.logdet[r, c] = logdet
         self.count[r, c] += 1
-        fired = self.logdet[r, c] - self.logdet_s[r, c] >= self._ln_u
-        for p, cluster, z in zip(self.policies, c.tolist(), rows, strict=True):
-            p.sync.pending[cluster].append(z)
-        for k in np.flatnonzero(fired).tolist():
-            self.policies[k].sync.upload_raw(int(c[k]), t)
+        self.pend_s[r, c] += x[:, :, None] * x[:, None, :]
+        self.pend_u[r, c] += yx
+        self.pend_n[r, c] += 1
+        fired = np.flatnonzero(logdet - self.logdet_s[r, c] >= self._ln_u)
+        if fired.size:
+            self._upload(fired, c[fired], t)
+
+    # -- Algorithms 3 and 4, for the replicates whose trigger fired -------------------------
+    def _upload(self, rf: np.ndarray, cf: np.ndarray, t: int) -> None:
+        """Replicate rf[i] uploads local cluster cf[i]'s raw buffer (`DelayedSync._upload`)."""
+        k = self.k_of[rf, cf]
+        ds, du, n = self.pend_s[rf, cf], self.pend_u[rf, cf], self.pend_n[rf, cf]
+        s_g = self.S_g[rf, k] + ds
+        self.S_g[rf, k] = s_g
+        self.u_g[rf, k] += du
+        self.n_g[rf, k] += n
+        logdet_g = logdets(s_g)
+        self.logdet_g[rf, k] = logdet_g
+        group = self.k_of[rf] == k[:, None]  # (F, n): the local clusters of the same global
+        group[np.arange(rf.size), cf] = False
+        fi, others = np.nonzero(group)
+        ro = rf[fi]
+        self.s_down[ro, others] += ds[fi]
+        self.u_down[ro, others] += du[fi]
+        self.n_down[ro, others] += n[fi]
+        self.S[rf, cf] += ds
+        self.u[rf, cf] += du
+        self.n_sync[rf, cf] += n
+        self.pend_s[rf, cf], self.pend_u[rf, cf], self.pend_n[rf, cf] = 0.0, 0.0, 0
+        self.logdet_s[rf, cf] = self.logdet[rf, cf]  # S_c + R_c is the model already
+        self._uploads[rf] += 1
+        self._talked.append((t, rf))
+        group[np.arange(rf.size), cf] = True
+        due = group & (logdet_g[:, None] - self.logdet_s[rf] >= self._ln_d)
+        fi, cd = np.nonzero(due)
+        if fi.size:
+            self._download(rf[fi], cd, logdet_g[fi])
+
+    def _download(self, rd: np.ndarray, cd: np.ndarray, logdet_g: np.ndarray) -> None:
+        """Local cluster cd[i] of replicate rd[i] downloads (`DelayedSync._downloads`)."""
+        s = self.S[rd, cd] + self.s_down[rd, cd]
+        self.S[rd, cd] = s
+        u = self.u[rd, cd] + self.u_down[rd, cd]
+        self.u[rd, cd] = u
+        n = self.n_sync[rd, cd] + self.n_down[rd, cd]
+        self.n_sync[rd, cd] = n
+        self.s_down[rd, cd], self.u_down[rd, cd], self.n_down[rd, cd] = 0.0, 0.0, 0
+        self.logdet_s[rd, cd] = logdet_g  # S_c now equals S_g
+        gram = s + self.pend_s[rd, cd]
+        self.inv[rd, cd] = inverse(gram)
+        self.b[rd, cd] = u + self.pend_u[rd, cd]
+        self.logdet[rd, cd] = logdets(gram)
+        self.count[rd, cd] = n + self.pend_n[rd, cd]
+        self._downloads += np.bincount(rd, minlength=self._downloads.size)
 
     def finish(self) -> None:
+        """The replicates' phase buffers and communication logs brought up to date."""
         for p in self.policies:
             p._n_rows = self._i
+        if self._talked:
+            rounds = np.concatenate([np.full(rf.size, t) for t, rf in self._talked])
+            who = np.concatenate([rf for _, rf in self._talked])
+            self._talked = []
+        else:
+            rounds = who = np.empty(0, dtype=np.int64)
+        for r, p in enumerate(self.policies):
+            up, down = int(self._uploads[r]), int(self._downloads[r])
+            p.comm.record(UPLOAD, up, up * self._msg)
+            p.comm.record(DOWNLOAD, down, down * self._msg)
+            p.comm.mark_rounds(rounds[who == r])
+        self._uploads[:] = 0
+        self._downloads[:] = 0
