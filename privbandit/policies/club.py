@@ -177,29 +177,38 @@ class BatchedCLUB(BatchedPolicy):
 
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        r, m = self.replicates, self.clusters
-        self._c = c = self.labels[r, users]
-        beta = self.radius.many(m["logdet"][r, c], self.lam)
-        return ucb_scores(m["theta"][r, c], m["inv"][r, c], items, beta[:, None]).argmax(axis=1)
+        return self.scores(self.replicates, items, users).argmax(axis=1)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
-        r = self.replicates
-        x = items[r, actions]
-        _add(self.users, r, users, x, rewards)
-        _add(self.clusters, r, self._c, x, rewards)
-        self._prune(users)
+        self.learn(self.replicates, users, items[self.replicates, actions], rewards)
 
-    def _prune(self, users: np.ndarray) -> None:
+    # -- rows of replicates (a batched caller may serve some of its CLUBs only) ------------
+    def scores(self, which: np.ndarray, items: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """UCBs (Q, K) of items (Q, K, d) from the component models of users (Q,) of the
+        replicates `which` (Q,) (`PooledClusterPolicy.scores`, batched)."""
+        m = self.clusters
+        self._c = c = self.labels[which, users]
+        beta = self.radius.many(m["logdet"][which, c], self.lam)
+        return ucb_scores(m["theta"][which, c], m["inv"][which, c], items, beta[:, None])
+
+    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        """`CLUB.update` of replicates `which` (distinct, as scored last) with contexts x
+        (Q, d) and rewards y (Q,)."""
+        _add(self.users, which, users, x, y)
+        _add(self.clusters, which, self._c, x, y)
+        self._prune(which, users)
+
+    def _prune(self, which: np.ndarray, users: np.ndarray) -> None:
         """`CLUB._prune` for every replicate: the far neighbours, then each replicate with
         one deletes its edges (and rebuilds its component if it split)."""
-        r, theta = self.replicates, self.users["theta"]
-        gaps = np.linalg.norm(theta - theta[r, users][:, None, :], axis=-1)
-        conf = club_confidence(self.users["count"])
-        limits = self.alpha * (conf[r, users][:, None] + conf)
-        far = self.adj[r, users] & (gaps > limits)
+        theta = self.users["theta"][which]
+        gaps = np.linalg.norm(theta - theta[np.arange(which.size), users][:, None, :], axis=-1)
+        conf = club_confidence(self.users["count"][which])
+        limits = self.alpha * (conf[np.arange(which.size), users][:, None] + conf)
+        far = self.adj[which, users] & (gaps > limits)
         for k in np.flatnonzero(far.any(axis=1)).tolist():
-            policy, user = self.policies[k], int(users[k])
+            policy, user = self.policies[which[k]], int(users[k])
             component = policy.graph.component(user)
             if policy.graph.delete_edges(user, np.flatnonzero(far[k])):
                 policy._rebuild(component)

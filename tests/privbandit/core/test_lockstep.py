@@ -152,7 +152,6 @@ def test_fclub_dc_replicates_are_their_separate_runs():
 
 def test_private_fclub_variants_run_their_seeds_separately():
     assert get_algorithm("cdp-fclub-dc").lockstep is None
-    assert get_algorithm("cdp-fclub-dc+").lockstep is None
     config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
               "environment": FCLUB_CONFIG["environment"]}
     policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])

@@ -1,5 +1,6 @@
 """FCLUB-family replicates in lockstep: each replicate is the separate run of its seed."""
 import numpy as np
+import pytest
 
 from privbandit.fclub.models import inverse, logdet, logdets
 from privbandit.fclub.study import build_run
@@ -54,3 +55,55 @@ def test_fclub_dc_state_after_many_uploads_is_the_separate_runs():
                                        atol=1e-12, err_msg=name)
         np.testing.assert_array_equal(p.cluster_labels(), single.cluster_labels())
 
+
+
+def guarded_runs(cfg: dict, seeds=SEEDS):
+    """(policy, result) of separate runs, then of runs in lockstep, of "cdp-fclub-dc+"."""
+    alone = []
+    for seed in seeds:
+        policy, env, horizon = build_run("cdp-fclub-dc+", cfg, seed)
+        alone.append((policy, run(policy, env, horizon, seed)))
+    built = [build_run("cdp-fclub-dc+", cfg, seed) for seed in seeds]
+    together = run_lockstep([b[0] for b in built], [b[1] for b in built], cfg["horizon"], seeds)
+    return alone, list(zip([b[0] for b in built], together, strict=True))
+
+
+def test_guarded_replicates_are_their_separate_runs_ledgers_included():
+    # a large budget and coarse tests, so that federated models are in play; 11 releases
+    # and one unfinished batch
+    cfg = config("cdp-fclub-dc+", 1150, epsilon=1e4, batch=100, resolution=0.6, miss=0.3)
+    alone, together = guarded_runs(cfg)
+    for (single, a), (p, b) in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(b.regret, a.regret)
+        np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
+        assert b.ledgers == a.ledgers and b.ledger_trace == a.ledger_trace
+        assert sum(led["epsilon_spent"] for led in b.ledgers) == pytest.approx(5e4)
+        assert b.comm == a.comm and b.privacy == a.privacy
+        assert b.timings["lockstep_replicates"] == 3
+        assert p.active.any()  # federated models were in play
+        for name in ("inv", "b", "theta", "beta", "_raw", "_rounds"):
+            np.testing.assert_allclose(getattr(p, name), getattr(single, name), rtol=1e-12,
+                                       atol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(p.active, single.active)
+        np.testing.assert_array_equal(p.labels, single.labels)
+        st, st1 = p.streams, single.streams
+        np.testing.assert_array_equal(st.released, st1.released)  # the same noise, bit for bit
+        np.testing.assert_array_equal(st.counts, st1.counts)
+        np.testing.assert_array_equal(st._pending_counts, st1._pending_counts)
+        assert st._pending_counts.sum() == 50  # the unreleased last rounds were handed on
+
+
+def test_guarded_studies_use_lockstep_where_servers_are_alike():
+    entry = get_algorithm("cdp-fclub-dc+")
+    assert entry.lockstep is not None
+    cfg = config("cdp-fclub-dc+", 300, epsilon=2.0)
+    policy = build_run("cdp-fclub-dc+", cfg, SEEDS[0])[0]
+    assert policy.lockstep_ready
+    together = entry.lockstep(cfg, SEEDS[:2])
+    assert [r.timings["lockstep_replicates"] for r in together] == [2, 2]
+    for seed, b in zip(SEEDS, together, strict=False):
+        np.testing.assert_array_equal(b.regret, entry.run(cfg, seed).regret)
+    uneven = {**cfg, "environment": {**WORLD, "users": 22}}  # servers of 5 and 4 users
+    assert not build_run("cdp-fclub-dc+", uneven, SEEDS[0])[0].lockstep_ready
+    results = entry.lockstep(uneven, SEEDS[:2])
+    assert all("lockstep_replicates" not in r.timings for r in results)
