@@ -340,9 +340,12 @@ class FederatedClub(Policy):
     # -- replicates in lockstep (`fclub.lockstep`) -----------------------------------------
     @property
     def lockstep_ready(self) -> bool:
-        """FCLUB-DC itself (non-private, delayed sync, detection on, no observer)."""
-        return (type(self) is FederatedClub and self.plan is None and self.observer is None
-                and self.config.sync == "delayed" and self.config.detect)
+        """FCLUB-DC itself (delayed sync, detection on, no observer), non-private or with
+        the every-round release schedule (CDP-FCLUB-DC's default)."""
+        return (type(self) is FederatedClub and type(self.sync) is DelayedSync
+                and self.observer is None and self.config.sync == "delayed"
+                and self.config.detect
+                and (self.plan is None or self.plan.releases.kind == "every-round"))
 
     @classmethod
     def lockstep(cls, policies: Any) -> Any:

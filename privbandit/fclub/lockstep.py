@@ -1,7 +1,9 @@
 """FCLUB-DC and guarded private FCLUB replicates in lockstep (`runtime.lockstep`).
 
-Each replicate is a `FederatedClub` (non-private, delayed sync, detection on:
-"fclub-dc").  Everything a round does runs batched over replicates, on
+Each replicate is a `FederatedClub` with delayed sync and detection on:
+"fclub-dc", or "cdp-fclub-dc" with its every-round release schedule (any
+mechanism and detection).  Everything a round does runs batched over
+replicates, on
 stacked arrays (replicate, local cluster, ...) that the replicates' own
 models and `DelayedSync` arrays are views of:
 
@@ -11,7 +13,11 @@ models and `DelayedSync` arrays are views of:
   (Algorithm 3: the global sums, the other members' download buffers) and the
   downloads it makes due (Algorithm 4), each step for all those replicates at
   once -- at the main job's sizes most rounds upload in some replicate, so
-  these are the hot path, not a rare event.
+  these are the hot path, not a rare event;
+- privately, the round's record enters the local cluster's stream: that
+  `add` is each replicate's own call (its privatizer, its generator, the
+  noise its separate run draws), and the trigger then reads the noisy
+  increments of all replicates at once.
 
 The same arithmetic as a separate run (elementwise updates; one matrix
 inversion and one Cholesky per download, matrix by matrix: `models.inverse`,
@@ -81,6 +87,12 @@ class BatchedFederatedClub(BatchedPolicy):
         self._uploads = np.zeros(rep, dtype=np.int64)
         self._downloads = np.zeros(rep, dtype=np.int64)
         self._talked: list[tuple[int, np.ndarray]] = []
+        # CDP-FCLUB-DC: each local cluster's noisy prefix at its last upload, and the radius
+        # terms (a, r, d rho_min, c) of each global cluster (`DelayedSync.beta`)
+        self.private = first.plan is not None
+        self.last = np.zeros((rep, n, d + 1, d + 1))
+        self.beta_terms = np.ones((rep, n, 4))
+        self._rngs: Sequence[np.random.Generator] = ()
 
     def check_items(self, items: np.ndarray) -> None:
         cfg = self.policies[0].config
@@ -118,6 +130,10 @@ class BatchedFederatedClub(BatchedPolicy):
         self.k_of[r] = -1
         self.k_of[r, :c_count] = sync.k_of
         sync.k_of = self.k_of[r, :c_count]
+        if self.private:
+            self.last[r, :c_count] = sync.last
+            sync.last = self.last[r, :c_count]
+            self.beta_terms[r, :len(sync._beta_terms)] = sync._beta_terms
         self._bound[r] = sync.models
 
     # -- the round -------------------------------------------------------------------------
@@ -126,16 +142,28 @@ class BatchedFederatedClub(BatchedPolicy):
         if t >= self.policies[0]._next_phase:  # phases start at the same rounds in every run
             self._start_phase(t, rngs)
         r = self.replicates
+        self._rngs = rngs  # the privacy noise of the round's releases
         self._c = c = self.local[r, users]
         self._inv = inv = self.inv[r, c]
-        beta = self.radius.many(self.logdet[r, c] - self._log_lam, self.lam)
+        beta = self._beta(c)
         theta = np.matmul(inv, self.b[r, c][..., None])[..., 0]
         return ucb_scores(theta, inv, items, beta[:, None]).argmax(axis=1)
+
+    def _beta(self, c: np.ndarray) -> np.ndarray:
+        """The radii of the served local clusters c (R,) (`DelayedSync.beta`)."""
+        r = self.replicates
+        if not self.private:
+            return self.radius.many(self.logdet[r, c] - self._log_lam, self.lam)
+        a, ratio, drmin, const = self.beta_terms[r, self.k_of[r, c]].T
+        inner = a + self.dim * np.log(ratio + self.count[r, c] / drmin)
+        return self.radius.scale * (self.radius.noise_scale * np.sqrt(inner) + const)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
         r, c, inv, i = self.replicates, self._c, self._inv, self._i
         x = items[r, actions]
+        if self.private:  # the sensitivity assumes rewards in [0, 1]
+            rewards = np.minimum(np.maximum(rewards, 0.0), 1.0)
         rows = self._rows[:, i]
         rows[:, :-1], rows[:, -1] = x, rewards
         self._row_users[:, i] = users
@@ -150,15 +178,40 @@ class BatchedFederatedClub(BatchedPolicy):
         self.pend_s[r, c] += x[:, :, None] * x[:, None, :]
         self.pend_u[r, c] += yx
         self.pend_n[r, c] += 1
+        if self.private:
+            self._release(rows, c, t)
+            return
         fired = np.flatnonzero(logdet - self.logdet_s[r, c] >= self._ln_u)
         if fired.size:
             self._upload(fired, c[fired], t)
 
+    def _release(self, z: np.ndarray, c: np.ndarray, t: int) -> None:
+        """Every replicate's record z (R, d+1) enters its local cluster's stream (its own
+        privatizer and generator); the trigger of eq. 5 reads the noisy increments
+        (`DelayedSync._release`), and the replicates it fires in upload them."""
+        r, d = self.replicates, self.dim
+        zz = z[:, :, None] * z[:, None, :]
+        prefix = np.stack([p.sync.trees[cc].add(zz[k], rng) for k, (p, cc, rng) in
+                           enumerate(zip(self.policies, c.tolist(), self._rngs, strict=True))])
+        diff = prefix - self.last[r, c]
+        noisy_s, noisy_u = diff[:, :d, :d], diff[:, :d, d]
+        ld = logdets(self.S[r, c] + noisy_s)
+        fired = np.flatnonzero((ld == -math.inf) | (ld - self.logdet_s[r, c] >= self._ln_u))
+        if fired.size:
+            self.last[fired, c[fired]] = prefix[fired]
+            self._upload(fired, c[fired], t, (noisy_s[fired], noisy_u[fired], ld[fired]))
+
     # -- Algorithms 3 and 4, for the replicates whose trigger fired -------------------------
-    def _upload(self, rf: np.ndarray, cf: np.ndarray, t: int) -> None:
-        """Replicate rf[i] uploads local cluster cf[i]'s raw buffer (`DelayedSync._upload`)."""
+    def _upload(self, rf: np.ndarray, cf: np.ndarray, t: int,
+                noisy: tuple[np.ndarray, ...] | None = None) -> None:
+        """Replicate rf[i] uploads local cluster cf[i]'s raw buffer, or its noisy increments
+        noisy = (ds, du, ln det(S_c + ds)) (`DelayedSync._upload`)."""
         k = self.k_of[rf, cf]
-        ds, du, n = self.pend_s[rf, cf], self.pend_u[rf, cf], self.pend_n[rf, cf]
+        n = self.pend_n[rf, cf]
+        if noisy is None:
+            ds, du = self.pend_s[rf, cf], self.pend_u[rf, cf]
+        else:
+            ds, du, logdet_new = noisy
         s_g = self.S_g[rf, k] + ds
         self.S_g[rf, k] = s_g
         self.u_g[rf, k] += du
@@ -176,7 +229,14 @@ class BatchedFederatedClub(BatchedPolicy):
         self.u[rf, cf] += du
         self.n_sync[rf, cf] += n
         self.pend_s[rf, cf], self.pend_u[rf, cf], self.pend_n[rf, cf] = 0.0, 0.0, 0
-        self.logdet_s[rf, cf] = self.logdet[rf, cf]  # S_c + R_c is the model already
+        if noisy is None:
+            self.logdet_s[rf, cf] = self.logdet[rf, cf]  # S_c + R_c is the model already
+        else:  # the model restarts from the synchronized copy
+            self.logdet_s[rf, cf] = logdet_new
+            self.inv[rf, cf] = inverse(self.S[rf, cf])
+            self.b[rf, cf] = self.u[rf, cf]
+            self.logdet[rf, cf] = logdet_new
+            self.count[rf, cf] = self.n_sync[rf, cf]
         self._uploads[rf] += 1
         self._talked.append((t, rf))
         group[np.arange(rf.size), cf] = True

@@ -150,9 +150,10 @@ def test_fclub_dc_replicates_are_their_separate_runs():
         assert b.comm == a.comm and a.comm["messages"] > 0
 
 
-def test_private_fclub_variants_run_their_seeds_separately():
-    assert get_algorithm("cdp-fclub-dc").lockstep is None
+def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separately():
     config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
               "environment": FCLUB_CONFIG["environment"]}
     policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])
+    assert can_lockstep([policy], [env])  # the every-round schedule plays in lockstep
+    policy, env, _ = build_run("cdp-fclub-dc", {**config, "schedule": "fixed"}, SEEDS[0])
     assert not can_lockstep([policy], [env])

@@ -107,3 +107,36 @@ def test_guarded_studies_use_lockstep_where_servers_are_alike():
     assert not build_run("cdp-fclub-dc+", uneven, SEEDS[0])[0].lockstep_ready
     results = entry.lockstep(uneven, SEEDS[:2])
     assert all("lockstep_replicates" not in r.timings for r in results)
+
+
+@pytest.mark.parametrize("values", [
+    {"epsilon": 1.0},  # the defaults: tree, private detection
+    {"epsilon": 50.0, "detection": "noise-aware", "mechanism": "mf"},
+    {"epsilon": 8.0, "delta": 0.1, "calibration": "paper", "detection": "raw"},
+])
+def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
+    cfg = config("cdp-fclub-dc", 900, **values)
+    alone = []
+    for seed in SEEDS:
+        policy, env, horizon = build_run("cdp-fclub-dc", cfg, seed)
+        alone.append((policy, run(policy, env, horizon, seed)))
+    built = [build_run("cdp-fclub-dc", cfg, seed) for seed in SEEDS]
+    policies = [b[0] for b in built]
+    assert policies[0].lockstep_ready
+    together = run_lockstep(policies, [b[1] for b in built], 900, SEEDS)
+    for (single, a), p, b in zip(alone, policies, together, strict=True):
+        np.testing.assert_array_equal(b.regret, a.regret)
+        np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
+        assert b.ledgers == a.ledgers and b.ledger_trace == a.ledger_trace
+        spent = [led["epsilon_spent"] for led in b.ledgers]  # one ledger per renewed tree
+        assert 0 < min(spent) and max(spent) <= values["epsilon"] * (1 + 1e-9)
+        assert b.comm == a.comm and a.comm["messages_by_direction"]["upload"] > 0
+        assert b.privacy == a.privacy and b.timings["lockstep_replicates"] == 3
+        np.testing.assert_array_equal(b.comm_rounds, a.comm_rounds)
+        for name in ("S", "u", "logdet_s", "S_g", "logdet_g", "pend_s", "s_down", "last"):
+            np.testing.assert_allclose(getattr(p.sync, name), getattr(single.sync, name),
+                                       rtol=1e-12, atol=1e-12, err_msg=name)
+        for name in ("inv", "b", "logdet", "count"):
+            np.testing.assert_allclose(getattr(p.sync.models, name),
+                                       getattr(single.sync.models, name), rtol=1e-12,
+                                       atol=1e-12, err_msg=name)
