@@ -16,6 +16,10 @@ ratios (best times printed as context).
 - `lockstep_speedup_fclub`: FCLUB-DC in the main job's world (seed 000,
   d = 10, K = 10, 20 users, 5 servers, the study defaults), through its
   study entry (world built per seed on both sides), R = 16, --fclub-rounds;
+- `lockstep_speedup_fclub_private`: CDP-FCLUB-DC ("cdp-fclub-dc", study
+  defaults: tree privatizers, every-round releases, epsilon = 1) in the same
+  world and way: each round's noise is drawn per replicate, with its own
+  generator, on both sides;
 - `lockstep_speedup_fclub_guarded`: the guarded private FCLUB-DC
   ("cdp-fclub-dc+", study defaults, epsilon = 1) in the same world and way:
   its releases (about 32 a run, per replicate with its own generator) are
@@ -135,6 +139,9 @@ def main() -> None:
             args.repeats),
         "lockstep_speedup_fclub": compare(
             "fclub-dc main-job world", (fclub_separate, fclub_lockstep),
+            (None, None, args.fclub_rounds, r), args.repeats),
+        "lockstep_speedup_fclub_private": compare(
+            "cdp-fclub-dc main-job world", fclub_sides("cdp-fclub-dc"),
             (None, None, args.fclub_rounds, r), args.repeats),
         "lockstep_speedup_fclub_guarded": compare(
             "cdp-fclub-dc+ main-job world", fclub_sides("cdp-fclub-dc+"),
