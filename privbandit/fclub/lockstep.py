@@ -41,6 +41,7 @@ from ..policies.club import BatchedCLUB
 from ..policies.lockstep import BatchedPolicy, check_replicates
 from ..validation import check_items
 from .algorithm import FederatedClub
+from .baselines import PerServer
 from .guarded import GuardedFederatedClub
 from .models import inverse, logdets
 
@@ -393,3 +394,33 @@ class BatchedGuardedClub(BatchedPolicy):
 
     def finish(self) -> None:
         self._flush()
+
+
+class BatchedPerServer(BatchedPolicy):
+    """"club-per-server" (`PerServer` of CLUBs) replicates in lockstep: every server's CLUB
+    of every replicate is row r * L + s of one `BatchedCLUB` (servers of equal size); a
+    round serves each replicate's user from its server's row."""
+
+    def __init__(self, policies: Sequence[PerServer]) -> None:
+        super().__init__(check_replicates(policies, PerServer))
+        first = self.policies[0]
+        self.n_servers, self.server, self.local = len(first.policies), first.server, first.local
+        self.own = BatchedCLUB([c for p in self.policies for c in p.policies])
+        self.rounds = np.stack([p._rounds for p in self.policies])
+        for r, p in enumerate(self.policies):
+            p._rounds = self.rounds[r]
+        self._q = self.replicates
+
+    def check_items(self, items: np.ndarray) -> None:
+        self.own.check_items(items)
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        self._q = q = self.replicates * self.n_servers + self.server[users]
+        return self.own.scores(q, items, self.local[users]).argmax(axis=1)
+
+    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
+               rewards: np.ndarray, t: int) -> None:
+        r = self.replicates
+        self.own.learn(self._q, self.local[users], items[r, actions], rewards)
+        self.rounds[r, self.server[users]] += 1

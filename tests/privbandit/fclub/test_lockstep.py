@@ -140,3 +140,41 @@ def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
             np.testing.assert_allclose(getattr(p.sync.models, name),
                                        getattr(single.sync.models, name), rtol=1e-12,
                                        atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["club-per-server", "linucb-per-user"])
+def test_baselines_run_their_seeds_in_lockstep(name):
+    entry = get_algorithm(name)
+    cfg = config(name, 1200)
+    alone = []
+    for seed in SEEDS:
+        policy, env, horizon = build_run(name, cfg, seed)
+        alone.append((policy, run(policy, env, horizon, seed, algorithm=name)))
+    together = entry.lockstep(cfg, SEEDS)
+    for (single, a), b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(b.regret, a.regret)
+        assert b.algorithm == a.algorithm == name and b.params == a.params
+        assert b.timings["lockstep_replicates"] == 3
+        if name == "club-per-server":
+            np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
+            assert single.cluster_labels() is not None
+
+
+def test_club_per_server_state_is_the_separate_runs():
+    cfg = config("club-per-server", 1500)
+    alone = []
+    for seed in SEEDS:
+        policy, env, horizon = build_run("club-per-server", cfg, seed)
+        run(policy, env, horizon, seed)
+        alone.append(policy)
+    built = [build_run("club-per-server", cfg, seed) for seed in SEEDS]
+    policies = [b[0] for b in built]
+    run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
+    for single, p in zip(alone, policies, strict=True):
+        np.testing.assert_array_equal(p._rounds, single._rounds)
+        np.testing.assert_array_equal(p.cluster_labels(), single.cluster_labels())
+        assert len(np.unique(p.cluster_labels())) > p.server.max() + 1  # servers split
+        for club, club1 in zip(p.policies, single.policies, strict=True):
+            np.testing.assert_array_equal(club.graph.adjacency, club1.graph.adjacency)
+            np.testing.assert_allclose(club.clusters.inv, club1.clusters.inv, rtol=1e-12,
+                                       atol=1e-12)
