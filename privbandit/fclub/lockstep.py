@@ -1,11 +1,10 @@
-"""FCLUB-DC and guarded private FCLUB replicates in lockstep (`runtime.lockstep`).
+"""FCLUB-family replicates in lockstep (`runtime.lockstep`): one vectorized pass per round.
 
-Each replicate is a `FederatedClub` with delayed sync and detection on:
-"fclub-dc", or "cdp-fclub-dc" with its every-round release schedule (any
-mechanism and detection).  Everything a round does runs batched over
-replicates, on
-stacked arrays (replicate, local cluster, ...) that the replicates' own
-models and `DelayedSync` arrays are views of:
+`BatchedFederatedClub` plays `FederatedClub` replicates with delayed sync and
+detection on: "fclub-dc", or "cdp-fclub-dc" with its every-round release
+schedule (any mechanism and detection).  Everything a round does runs
+batched over replicates, on stacked arrays (replicate, local cluster, ...)
+that the replicates' own models and `DelayedSync` arrays are views of:
 
 - the served local cluster's UCB scores and argmax (Algorithm 1, line 12);
 - the Sherman-Morrison update of its model and of its raw upload buffer;
@@ -27,6 +26,10 @@ merge, renewal -- stays its own, a rare Python step through its own object,
 after which its new arrays are copied into the stacked ones and bound to
 them.  Messages are tallied per replicate and written to each replicate's
 communication log at the end (`finish`): the same counts, bytes and rounds.
+
+`BatchedGuardedClub` ("cdp-fclub-dc+") and `BatchedPerServer`
+("club-per-server") make every server's CLUB of every replicate one row of a
+`policies.club.BatchedCLUB`; see their docstrings.
 """
 from __future__ import annotations
 
