@@ -1,4 +1,6 @@
 """FCLUB-family replicates in lockstep: each replicate is the separate run of its seed."""
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,44 @@ def test_club_per_server_state_is_the_separate_runs():
             np.testing.assert_array_equal(club.graph.adjacency, club1.graph.adjacency)
             np.testing.assert_allclose(club.clusters.inv, club1.clusters.inv, rtol=1e-12,
                                        atol=1e-12)
+
+
+def test_the_main_jobs_study_runs_every_cell_in_lockstep_with_the_same_records(tmp_path):
+    """The default trade-off study's four algorithms, at a small horizon, through the
+    runner: lockstep by default, the records of seed-by-seed runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from privbandit.studies import parse_study, run_study
+
+    spec = parse_study(textwrap.dedent("""
+        name = "main-job-small"
+        horizon = 400
+        seeds = 2
+        max_points = 400
+        [environment]
+        setting = "seed000"
+        servers = 5
+        [[algorithm]]
+        name = "club-per-server"
+        [[algorithm]]
+        name = "fclub-dc"
+        [[algorithm]]
+        name = "cdp-fclub-dc"
+        [algorithm.grid]
+        epsilon = [1.0]
+        [[algorithm]]
+        name = "cdp-fclub-dc+"
+        [algorithm.grid]
+        epsilon = [1.0]
+    """))
+    with ThreadPoolExecutor(1) as pool:
+        together = run_study(spec, tmp_path / "a", executor=pool, progress=False)
+        separate = run_study(spec, tmp_path / "b", executor=pool, progress=False,
+                             lockstep=False)
+    assert len(together.records) == 8
+    for a, b in zip(separate.records, together.records, strict=True):
+        assert b["run_id"] == a["run_id"]
+        np.testing.assert_array_equal(b["cumulative_regret"], a["cumulative_regret"])
+        assert b["ledgers"] == a["ledgers"] and b["comm"] == a["comm"]
+        assert b["timings"]["lockstep_replicates"] == 2
+        assert "lockstep_replicates" not in a["timings"]
