@@ -340,11 +340,10 @@ class FederatedClub(Policy):
     # -- replicates in lockstep (`fclub.lockstep`) -----------------------------------------
     @property
     def lockstep_ready(self) -> bool:
-        """FCLUB-DC itself (delayed sync, detection on, no observer), non-private or with
-        the every-round release schedule (CDP-FCLUB-DC's default)."""
+        """FCLUB-DC or Homo-DC itself (delayed sync, no observer), non-private or with the
+        every-round release schedule (CDP-FCLUB-DC's default)."""
         return (type(self) is FederatedClub and type(self.sync) is DelayedSync
                 and self.observer is None and self.config.sync == "delayed"
-                and self.config.detect
                 and (self.plan is None or self.plan.releases.kind == "every-round"))
 
     @classmethod

@@ -1,7 +1,7 @@
 """FCLUB-family replicates in lockstep (`runtime.lockstep`): one vectorized pass per round.
 
-`BatchedFederatedClub` plays `FederatedClub` replicates with delayed sync and
-detection on: "fclub-dc", or "cdp-fclub-dc" with its every-round release
+`BatchedFederatedClub` plays `FederatedClub` replicates with delayed sync:
+"fclub-dc", "homo-dc", or "cdp-fclub-dc" with its every-round release
 schedule (any mechanism and detection).  Everything a round does runs
 batched over replicates, on stacked arrays (replicate, local cluster, ...)
 that the replicates' own models and `DelayedSync` arrays are views of:
@@ -58,7 +58,8 @@ _MODELS = {"inv": (2, False), "b": (1, False), "logdet": (0, False), "count": (0
 
 
 class BatchedFederatedClub(BatchedPolicy):
-    """`FederatedClub` ("fclub-dc") replicates in lockstep; see the module docstring."""
+    """`FederatedClub` replicates ("fclub-dc", "homo-dc", "cdp-fclub-dc") in lockstep; see the
+    module docstring."""
 
     def __init__(self, policies: Sequence[FederatedClub]) -> None:
         super().__init__(check_replicates(policies, FederatedClub))
@@ -94,6 +95,8 @@ class BatchedFederatedClub(BatchedPolicy):
         # CDP-FCLUB-DC: each local cluster's noisy prefix at its last upload, and the radius
         # terms (a, r, d rho_min, c) of each global cluster (`DelayedSync.beta`)
         self.private = first.plan is not None
+        self.detect = cfg.detect  # Homo-DC: no detection, no phase rows
+        self._scratch = np.empty((rep, d + 1))
         self.last = np.zeros((rep, n, d + 1, d + 1))
         self.beta_terms = np.ones((rep, n, 4))
         self._rngs: Sequence[np.random.Generator] = ()
@@ -168,10 +171,13 @@ class BatchedFederatedClub(BatchedPolicy):
         x = items[r, actions]
         if self.private:  # the sensitivity assumes rewards in [0, 1]
             rewards = np.minimum(np.maximum(rewards, 0.0), 1.0)
-        rows = self._rows[:, i]
+        if self.detect:  # the phase's observations, for the next detection
+            rows = self._rows[:, i]
+            self._row_users[:, i] = users
+            self._i = i + 1
+        else:
+            rows = self._scratch
         rows[:, :-1], rows[:, -1] = x, rewards
-        self._row_users[:, i] = users
-        self._i = i + 1
         quad = sherman_morrison(inv, x)
         self.inv[r, c] = inv
         yx = rewards[:, None] * x
@@ -392,7 +398,8 @@ class BatchedGuardedClub(BatchedPolicy):
     def _release(self, t: int) -> None:
         self._flush()
         for r, p in enumerate(self.policies):
-            p._release(t, self._rngs[r])
+            p._rng = self._rngs[r]
+            p._release(t, p._rng)
             self._bind_mates(r, p)
 
     def finish(self) -> None:

@@ -76,7 +76,7 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "linucb-per-user": _RADIUS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
-LOCKSTEP = ("fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
+LOCKSTEP = ("fclub-dc", "homo-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
             "linucb-per-user")  # with a batched version (`fclub.lockstep`, LinUCB's); a
 # configuration it does not play (`Policy.lockstep_ready`) runs its seeds one by one
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
