@@ -19,17 +19,25 @@ doubling stages follow the FCLUB public code's SCLUB baseline (seed 000).
 A cluster created by a split or a merge takes its estimate and count at
 creation as its stage reference.  A new cluster takes the smallest free slot
 as its label.
+
+Replicates in lockstep (`runtime.lockstep`): `BatchedSCLUB` scores, updates
+and runs the split and merge tests of R replicates in one vectorized pass;
+a replicate whose test fires splits or merges through its own object.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
-from ..kernels import club_confidence
-from .base import check_user
+from ..kernels import club_confidence, ucb_scores
+from ..validation import check_items
+from .base import Policy, check_user
+from .club import _add, _stack
+from .lockstep import BatchedPolicy, check_replicates
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
 
@@ -155,9 +163,104 @@ class SCLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.label.copy()
 
+    @classmethod
+    def lockstep(cls, policies: Sequence[Policy]) -> BatchedSCLUB:
+        return BatchedSCLUB(policies)
+
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,
             "alpha_p": self.alpha_p, "lam": self.users.lam, "item_bound": self.item_bound,
             **self.radius.params(),
         }
+
+
+_STATE = ("label", "size", "user_checked", "ref_theta", "ref_count")
+
+
+class BatchedSCLUB(BatchedPolicy):
+    """`SCLUB` replicates in lockstep (see the module docstring).
+
+    Stage starts (the same rounds in every replicate) run through each
+    replicate's own object on views of the stacked arrays; per round the
+    split test of the served user and the merge test of its cluster run for
+    all replicates at once, with the arithmetic of `SCLUB._should_split` and
+    `SCLUB._merge`, and only the replicates whose test fires split or merge.
+    """
+
+    def __init__(self, policies: Sequence[Policy]) -> None:
+        super().__init__(check_replicates(policies, SCLUB))
+        first = self.policies[0]
+        self.radius, self.lam = first.radius, first.users.lam
+        self.alpha, self.alpha_p = first.alpha, first.alpha_p
+        self.users = _stack([p.users for p in self.policies])
+        self.clusters = _stack([p.clusters for p in self.policies])
+        for name in _STATE:
+            stacked = np.stack([getattr(p, name) for p in self.policies])
+            setattr(self, name, stacked)
+            for r, p in enumerate(self.policies):
+                setattr(p, name, stacked[r])
+        self._c = np.zeros(len(self.policies), dtype=np.intp)
+
+    def check_items(self, items: np.ndarray) -> None:
+        first = self.policies[0]
+        check_items(items, first.dim, first.item_bound)
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        r, m = self.replicates, self.clusters
+        c = self.label[r, users]
+        beta = self.radius.many(m["logdet"][r, c], self.lam)
+        return ucb_scores(m["theta"][r, c], m["inv"][r, c], items, beta[:, None]).argmax(axis=1)
+
+    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
+               rewards: np.ndarray, t: int) -> None:
+        r = self.replicates
+        x = items[r, actions]
+        if t >= self.policies[0]._stage_end:  # stages start at the same rounds everywhere
+            for p in self.policies:
+                p._new_stage(t)
+        _add(self.users, r, users, x, rewards)
+        _add(self.clusters, r, self.label[r, users], x, rewards)
+        rounds = t + 1
+        self.user_checked[r, users] = True
+        for k in np.flatnonzero(self._should_split(users, rounds)).tolist():
+            self.policies[k]._split(int(users[k]))
+        c = self.label[r, users]
+        members = self.label == c[:, None]
+        ready = ~(members & ~self.user_checked).any(axis=1)
+        for k in np.flatnonzero(ready & self._can_merge(c, rounds)).tolist():
+            self.policies[k]._merge(int(c[k]), rounds)
+
+    def _should_split(self, users: np.ndarray, rounds: int) -> np.ndarray:
+        """`SCLUB._should_split` of every replicate's served user, (R,) bool."""
+        r, u = self.replicates, self.users
+        c = self.label[r, users]
+        count = u["count"]
+        limit = self.alpha * (club_confidence(count[r, users])
+                              + club_confidence(self.ref_count[r, c]))
+        far = np.linalg.norm(u["theta"][r, users] - self.ref_theta[r, c], axis=-1) > limit
+        members = self.label == c[:, None]
+        freq = count / rounds
+        p = count[r, users] / rounds
+        high = np.where(members, freq, -np.inf).max(axis=1)
+        low = np.where(members, freq, np.inf).min(axis=1)
+        spread = np.maximum(np.abs(p - high), np.abs(p - low))
+        return (self.size[r, c] != 1) & (far | (spread > 2.0 * self.alpha_p
+                                               * club_confidence(rounds)))
+
+    def _can_merge(self, c: np.ndarray, rounds: int) -> np.ndarray:
+        """Whether `SCLUB._merge(c[r])` finds a partner, for every replicate, (R,) bool."""
+        r, m = self.replicates, self.clusters
+        rr, jj = np.nonzero(~self.user_checked)
+        unchecked = np.zeros(self.label.shape, dtype=bool)
+        unchecked[rr, self.label[rr, jj]] = True
+        others = (self.size > 0) & ~unchecked
+        others[r, c] = False
+        theta, count = m["theta"], m["count"]
+        conf = club_confidence(count)
+        close = np.linalg.norm(theta - theta[r, c][:, None, :], axis=-1) < (self.alpha / 2) * (
+            conf[r, c][:, None] + conf)
+        freq = count / (np.maximum(self.size, 1) * rounds)
+        similar = np.abs(freq - freq[r, c][:, None]) < self.alpha_p * club_confidence(rounds)
+        return (others & close & similar).any(axis=1)

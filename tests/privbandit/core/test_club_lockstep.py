@@ -1,10 +1,11 @@
-"""CLUB replicates in lockstep (`policies.club.BatchedCLUB`): each is its seed's separate run."""
+"""CLUB and SCLUB replicates in lockstep (`BatchedCLUB`, `BatchedSCLUB`): each is its seed's
+separate run."""
 import numpy as np
 import pytest
 
 from privbandit.envs import seed000_environment
 from privbandit.kernels import UserGraph
-from privbandit.policies import CLUB
+from privbandit.policies import CLUB, SCLUB
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
 from privbandit.runtime.lockstep import run_lockstep
@@ -12,9 +13,9 @@ from privbandit.runtime.lockstep import run_lockstep
 SEEDS = [np.random.SeedSequence(21, spawn_key=(i,)) for i in range(4)]
 
 
-def worlds():
-    return [seed000_environment(seed_streams(s)["world"], n_users=8, n_clusters=4, block=128)
-            for s in SEEDS]
+def worlds(clusters=4):
+    return [seed000_environment(seed_streams(s)["world"], n_users=8, n_clusters=clusters,
+                                block=128) for s in SEEDS]
 
 
 @pytest.mark.parametrize("make", [
@@ -44,8 +45,9 @@ def test_each_club_replicate_is_its_separate_run(make):
                                            rtol=1e-12, atol=1e-12, err_msg=f"{models}.{name}")
 
 
-def test_club_studies_run_their_seeds_in_lockstep():
-    entry = get_algorithm("club")
+@pytest.mark.parametrize("name", ["club", "sclub"])
+def test_club_studies_run_their_seeds_in_lockstep(name):
+    entry = get_algorithm(name)
     config = {**entry.defaults, "horizon": 400, "environment": {"setting": "seed000"}}
     together = entry.lockstep(config, SEEDS)
     for seed, b in zip(SEEDS, together, strict=True):
@@ -53,3 +55,47 @@ def test_club_studies_run_their_seeds_in_lockstep():
         np.testing.assert_array_equal(b.regret, a.regret)
         np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
         assert b.timings["lockstep_replicates"] == len(SEEDS)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SCLUB(10, 8),
+    lambda: SCLUB(10, 8, alpha=3.0, beta=0.4),  # merges too (in 2-cluster worlds)
+    lambda: SCLUB(10, 8, alpha=1.0, alpha_p=0.5, beta=0.4),
+])
+def test_each_sclub_replicate_is_its_separate_run(make):
+    horizon = 1500  # several stages; splits (and merges) in the replicates
+    alone = [make() for _ in SEEDS]
+    separate = [run(p, e, horizon, s) for p, e, s in zip(alone, worlds(2), SEEDS, strict=True)]
+    policies = [make() for _ in SEEDS]
+    together = run_lockstep(policies, worlds(2), horizon, SEEDS)
+    for a, b, single, p in zip(separate, together, alone, policies, strict=True):
+        np.testing.assert_array_equal(b.regret, a.regret)
+        np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
+        assert b.timings["lockstep_replicates"] == len(SEEDS)
+        assert p.stage == single.stage > 5
+        for name in ("label", "size", "user_checked", "ref_count"):
+            np.testing.assert_array_equal(getattr(p, name), getattr(single, name), err_msg=name)
+        np.testing.assert_allclose(p.ref_theta, single.ref_theta, rtol=1e-12, atol=1e-12)
+        for models in ("users", "clusters"):
+            for name in ("inv", "gram", "b", "theta", "logdet", "count"):
+                np.testing.assert_allclose(getattr(getattr(p, models), name),
+                                           getattr(getattr(single, models), name),
+                                           rtol=1e-12, atol=1e-12, err_msg=f"{models}.{name}")
+
+
+def test_sclub_splits_and_merges_in_lockstep():
+    """The batched tests fire: replicates split, and merge back (their labels join)."""
+    policies = [SCLUB(10, 8, alpha=3.0, beta=0.4) for _ in SEEDS]
+    splits, merges = [], []
+    for p in policies:
+        split, merge = p._split, p._merge
+        p._split = lambda u, f=split: (splits.append(u), f(u))[1]
+
+        def counted(c, n, f=merge, p=p):
+            before = np.unique(p.label).size
+            f(c, n)
+            merges.append(before - np.unique(p.label).size)
+
+        p._merge = counted
+    run_lockstep(policies, worlds(2), 1500, SEEDS)
+    assert splits and sum(merges) > 0

@@ -7,8 +7,9 @@ import pytest
 
 from privbandit.envs import LinearUsersEnv, PoolItems, SphereItems, seed000_environment
 from privbandit.errors import ConfigError, NormBoundError
+from privbandit.fclub import make_policy
 from privbandit.fclub.study import build_run
-from privbandit.policies import SCLUB, LinTS, LinUCB
+from privbandit.policies import LinTS, LinUCB
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
 from privbandit.runtime.lockstep import can_lockstep, run_lockstep, run_replicates
@@ -74,7 +75,7 @@ def test_items_the_policy_refuses_are_refused_in_lockstep():
 @pytest.mark.parametrize("policies, message", [
     ([LinUCB(10, 20), LinTS(10, 20), LinUCB(10, 20), LinUCB(10, 20)], "LinUCB policies"),
     ([LinUCB(10, 20, beta=0.1)] + [LinUCB(10, 20)] * 3, "equal parameters"),
-    ([SCLUB(10, 20)] * 4, "lockstep version"),
+    ([make_policy("sclub-per-server", dim=10, n_users=20)] * 4, "lockstep version"),
 ])
 def test_mixed_or_unsupported_replicates_are_refused(policies, message):
     with pytest.raises(ConfigError, match=message):
@@ -125,10 +126,14 @@ def test_studies_run_a_cells_seeds_in_lockstep_with_the_same_records(tmp_path, a
 
 
 def test_replicates_without_a_lockstep_version_run_one_after_the_other():
-    assert get_algorithm("sclub").lockstep is None
+    assert get_algorithm("sclub-per-server").lockstep is None
+
+    def make():
+        return make_policy("sclub-per-server", dim=10, n_users=20)
+
     envs = worlds()[:2]
-    together = run_replicates([SCLUB(10, 20) for _ in envs], envs, 50, SEEDS[:2])
-    separate = [run(SCLUB(10, 20), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
+    together = run_replicates([make() for _ in envs], envs, 50, SEEDS[:2])
+    separate = [run(make(), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_array_equal(a.regret, b.regret)
         np.testing.assert_array_equal(a.cluster_error, b.cluster_error)
