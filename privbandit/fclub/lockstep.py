@@ -27,7 +27,9 @@ after which its new arrays are copied into the stacked ones and bound to
 them.  Messages are tallied per replicate and written to each replicate's
 communication log at the end (`finish`): the same counts, bytes and rounds.
 
-`BatchedGuardedClub` ("cdp-fclub-dc+") and `BatchedPerServer`
+`BatchedInstantClub` plays "fclub" and "homo" (instant sharing: one model per
+global cluster, updated by every observation).  `BatchedGuardedClub`
+("cdp-fclub-dc+") and `BatchedPerServer`
 ("club-per-server") make every server's CLUB of every replicate one row of a
 `policies.club.BatchedCLUB`; see their docstrings.
 """
@@ -289,6 +291,66 @@ class BatchedFederatedClub(BatchedPolicy):
             p.comm.mark_rounds(rounds[who == r])
         self._uploads[:] = 0
         self._downloads[:] = 0
+
+
+class BatchedInstantClub(BatchedFederatedClub):
+    """`FederatedClub` replicates with instant sharing ("fclub", "homo") in lockstep.
+
+    `InstantSync` keeps one model per global cluster, and every observation
+    updates it at once (one upload, and a download to each other local
+    cluster of the global cluster): the round's rank-one update of the
+    served global model runs batched, and the messages are tallied.
+    """
+
+    def __init__(self, policies: Sequence[FederatedClub]) -> None:
+        super().__init__(policies)
+        rep, n = len(self.policies), self.n
+        self.row_of = np.zeros((rep, n), dtype=np.intp)
+        self.peers = np.zeros((rep, n), dtype=np.int64)
+
+    def _bind(self, r: int, p: FederatedClub) -> None:
+        sync = p.sync
+        if self._bound[r] is sync.models:
+            return
+        for name in _MODELS:
+            own = getattr(sync.models, name)
+            stacked = self.arrays[name][r, :own.shape[0]]
+            stacked[...] = own
+            setattr(sync.models, name, stacked)
+        for stacked, name in ((self.row_of, "row_of"), (self.peers, "_peers")):
+            own = getattr(sync, name)
+            stacked[r, :own.size] = own
+            setattr(sync, name, stacked[r, :own.size])
+        self._bound[r] = sync.models
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        if t >= self.policies[0]._next_phase:
+            self._start_phase(t, rngs)
+        r = self.replicates
+        self._c = row = self.row_of[r, self.local[r, users]]
+        self._inv = inv = self.inv[r, row]
+        beta = self.radius.many(self.logdet[r, row] - self._log_lam, self.lam)
+        theta = np.matmul(inv, self.b[r, row][..., None])[..., 0]
+        return ucb_scores(theta, inv, items, beta[:, None]).argmax(axis=1)
+
+    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
+               rewards: np.ndarray, t: int) -> None:
+        r, row, inv, i = self.replicates, self._c, self._inv, self._i
+        x = items[r, actions]
+        if self.detect:
+            rows = self._rows[:, i]
+            rows[:, :-1], rows[:, -1] = x, rewards
+            self._row_users[:, i] = users
+            self._i = i + 1
+        quad = sherman_morrison(inv, x)
+        self.inv[r, row] = inv
+        self.b[r, row] += rewards[:, None] * x
+        self.logdet[r, row] += np.log1p(quad)
+        self.count[r, row] += 1
+        self._uploads += 1
+        self._downloads += self.peers[r, row]
+        self._talked.append((t, r))
 
 
 class BatchedGuardedClub(BatchedPolicy):

@@ -144,7 +144,8 @@ def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
                                        atol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["club-per-server", "linucb-per-user", "homo-dc"])
+@pytest.mark.parametrize("name", ["club-per-server", "linucb-per-user", "homo-dc", "fclub",
+                                  "homo"])
 def test_baselines_run_their_seeds_in_lockstep(name):
     entry = get_algorithm(name)
     cfg = config(name, 1200)
@@ -158,7 +159,7 @@ def test_baselines_run_their_seeds_in_lockstep(name):
         assert b.algorithm == a.algorithm == name and b.params == a.params
         assert b.timings["lockstep_replicates"] == 3
         assert b.comm == a.comm
-        if name == "club-per-server":
+        if name in ("club-per-server", "fclub"):
             np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
             assert single.cluster_labels() is not None
 
