@@ -86,9 +86,11 @@ class PerServer(Policy):
     # -- replicates in lockstep (`fclub.lockstep.BatchedPerServer`) ------------------------
     @property
     def lockstep_ready(self) -> bool:
-        """CLUB on every server, servers of equal size (their CLUBs stack)."""
+        """CLUB (or SCLUB) on every server, servers of equal size (their policies stack)."""
         sizes = np.bincount(self.server, minlength=len(self.policies))
-        return (type(self) is PerServer and all(type(p) is CLUB for p in self.policies)
+        kind = type(self.policies[0])
+        return (type(self) is PerServer and kind in (CLUB, SCLUB)
+                and all(type(p) is kind for p in self.policies)
                 and bool(np.all(sizes == sizes[0])))
 
     @classmethod

@@ -29,9 +29,10 @@ communication log at the end (`finish`): the same counts, bytes and rounds.
 
 `BatchedInstantClub` plays "fclub" and "homo" (instant sharing: one model per
 global cluster, updated by every observation).  `BatchedGuardedClub`
-("cdp-fclub-dc+") and `BatchedPerServer`
-("club-per-server") make every server's CLUB of every replicate one row of a
-`policies.club.BatchedCLUB`; see their docstrings.
+("cdp-fclub-dc+") and `BatchedPerServer` ("club-per-server",
+"sclub-per-server") make every server's CLUB (SCLUB) of every replicate one
+row of a `policies.club.BatchedCLUB` (`policies.sclub.BatchedSCLUB`); see
+their docstrings.
 """
 from __future__ import annotations
 
@@ -469,15 +470,16 @@ class BatchedGuardedClub(BatchedPolicy):
 
 
 class BatchedPerServer(BatchedPolicy):
-    """"club-per-server" (`PerServer` of CLUBs) replicates in lockstep: every server's CLUB
-    of every replicate is row r * L + s of one `BatchedCLUB` (servers of equal size); a
-    round serves each replicate's user from its server's row."""
+    """"club-per-server" and "sclub-per-server" (`PerServer`) replicates in lockstep: every
+    server's CLUB (or SCLUB) of every replicate is row r * L + s of one `BatchedCLUB`
+    (`BatchedSCLUB`; servers of equal size); a round serves each replicate's user from its
+    server's row, at that server's own round count."""
 
     def __init__(self, policies: Sequence[PerServer]) -> None:
         super().__init__(check_replicates(policies, PerServer))
         first = self.policies[0]
         self.n_servers, self.server, self.local = len(first.policies), first.server, first.local
-        self.own = BatchedCLUB([c for p in self.policies for c in p.policies])
+        self.own = type(first.policies[0]).lockstep([c for p in self.policies for c in p.policies])
         self.rounds = np.stack([p._rounds for p in self.policies])
         for r, p in enumerate(self.policies):
             p._rounds = self.rounds[r]
@@ -493,6 +495,6 @@ class BatchedPerServer(BatchedPolicy):
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
-        r = self.replicates
-        self.own.learn(self._q, self.local[users], items[r, actions], rewards)
-        self.rounds[r, self.server[users]] += 1
+        r, s = self.replicates, self.server[users]
+        self.own.learn(self._q, self.local[users], items[r, actions], rewards, self.rounds[r, s])
+        self.rounds[r, s] += 1

@@ -79,7 +79,7 @@ _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon
 # algorithms with a batched version (`fclub.lockstep`, LinUCB's); a configuration it does
 # not play (`Policy.lockstep_ready`) runs its seeds one by one
 LOCKSTEP = ("fclub", "fclub-dc", "homo", "homo-dc", "cdp-fclub-dc", "cdp-fclub-dc+",
-            "club-per-server", "linucb-per-user")
+            "club-per-server", "sclub-per-server", "linucb-per-user")
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}

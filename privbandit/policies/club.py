@@ -192,9 +192,10 @@ class BatchedCLUB(BatchedPolicy):
         beta = self.radius.many(m["logdet"][which, c], self.lam)
         return ucb_scores(m["theta"][which, c], m["inv"][which, c], items, beta[:, None])
 
-    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray,
+              ts: np.ndarray | None = None) -> None:
         """`CLUB.update` of replicates `which` (distinct, as scored last) with contexts x
-        (Q, d) and rewards y (Q,)."""
+        (Q, d) and rewards y (Q,); CLUB does not read the round indices ts."""
         _add(self.users, which, users, x, y)
         _add(self.clusters, which, self._c, x, y)
         self._prune(which, users)

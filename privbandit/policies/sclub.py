@@ -181,11 +181,13 @@ _STATE = ("label", "size", "user_checked", "ref_theta", "ref_count")
 class BatchedSCLUB(BatchedPolicy):
     """`SCLUB` replicates in lockstep (see the module docstring).
 
-    Stage starts (the same rounds in every replicate) run through each
-    replicate's own object on views of the stacked arrays; per round the
-    split test of the served user and the merge test of its cluster run for
-    all replicates at once, with the arithmetic of `SCLUB._should_split` and
-    `SCLUB._merge`, and only the replicates whose test fires split or merge.
+    Stage starts run through each replicate's own object on views of the
+    stacked arrays; per round the split test of the served user and the
+    merge test of its cluster run for all replicates at once, with the
+    arithmetic of `SCLUB._should_split` and `SCLUB._merge`, and only the
+    replicates whose test fires split or merge.  `scores` and `learn` serve
+    some rows only, each with its own round index (a batched caller holding
+    one SCLUB per server: `fclub.lockstep.BatchedPerServer`).
     """
 
     def __init__(self, policies: Sequence[Policy]) -> None:
@@ -200,7 +202,7 @@ class BatchedSCLUB(BatchedPolicy):
             setattr(self, name, stacked)
             for r, p in enumerate(self.policies):
                 setattr(p, name, stacked[r])
-        self._c = np.zeros(len(self.policies), dtype=np.intp)
+        self.stage_end = np.array([p._stage_end for p in self.policies], dtype=np.int64)
 
     def check_items(self, items: np.ndarray) -> None:
         first = self.policies[0]
@@ -208,59 +210,74 @@ class BatchedSCLUB(BatchedPolicy):
 
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        r, m = self.replicates, self.clusters
-        c = self.label[r, users]
-        beta = self.radius.many(m["logdet"][r, c], self.lam)
-        return ucb_scores(m["theta"][r, c], m["inv"][r, c], items, beta[:, None]).argmax(axis=1)
+        return self.scores(self.replicates, items, users).argmax(axis=1)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
         r = self.replicates
-        x = items[r, actions]
-        if t >= self.policies[0]._stage_end:  # stages start at the same rounds everywhere
-            for p in self.policies:
-                p._new_stage(t)
-        _add(self.users, r, users, x, rewards)
-        _add(self.clusters, r, self.label[r, users], x, rewards)
-        rounds = t + 1
-        self.user_checked[r, users] = True
-        for k in np.flatnonzero(self._should_split(users, rounds)).tolist():
-            self.policies[k]._split(int(users[k]))
-        c = self.label[r, users]
-        members = self.label == c[:, None]
-        ready = ~(members & ~self.user_checked).any(axis=1)
-        for k in np.flatnonzero(ready & self._can_merge(c, rounds)).tolist():
-            self.policies[k]._merge(int(c[k]), rounds)
+        self.learn(r, users, items[r, actions], rewards, np.full(r.size, t))
 
-    def _should_split(self, users: np.ndarray, rounds: int) -> np.ndarray:
-        """`SCLUB._should_split` of every replicate's served user, (R,) bool."""
-        r, u = self.replicates, self.users
-        c = self.label[r, users]
-        count = u["count"]
-        limit = self.alpha * (club_confidence(count[r, users])
-                              + club_confidence(self.ref_count[r, c]))
-        far = np.linalg.norm(u["theta"][r, users] - self.ref_theta[r, c], axis=-1) > limit
-        members = self.label == c[:, None]
-        freq = count / rounds
-        p = count[r, users] / rounds
+    # -- rows of replicates ----------------------------------------------------------------
+    def scores(self, which: np.ndarray, items: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """UCBs (Q, K) from the cluster models of users (Q,) of rows `which` (Q,)."""
+        m = self.clusters
+        c = self.label[which, users]
+        beta = self.radius.many(m["logdet"][which, c], self.lam)
+        return ucb_scores(m["theta"][which, c], m["inv"][which, c], items, beta[:, None])
+
+    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray,
+              ts: np.ndarray) -> None:
+        """`SCLUB.update` of rows `which` (distinct) at their rounds ts (Q,)."""
+        for k in np.flatnonzero(ts >= self.stage_end[which]).tolist():
+            policy = self.policies[which[k]]
+            policy._new_stage(int(ts[k]))
+            self.stage_end[which[k]] = policy._stage_end
+        _add(self.users, which, users, x, y)
+        _add(self.clusters, which, self.label[which, users], x, y)
+        rounds = ts + 1
+        self.user_checked[which, users] = True
+        for k in np.flatnonzero(self._should_split(which, users, rounds)).tolist():
+            self.policies[which[k]]._split(int(users[k]))
+        c = self.label[which, users]
+        members = self.label[which] == c[:, None]
+        ready = ~(members & ~self.user_checked[which]).any(axis=1)
+        for k in np.flatnonzero(ready & self._can_merge(which, c, rounds)).tolist():
+            self.policies[which[k]]._merge(int(c[k]), int(rounds[k]))
+
+    def _should_split(self, which: np.ndarray, users: np.ndarray, rounds: np.ndarray
+                      ) -> np.ndarray:
+        """`SCLUB._should_split` of the served users of rows `which`, (Q,) bool."""
+        u, q = self.users, np.arange(which.size)
+        label = self.label[which]
+        c = label[q, users]
+        count = u["count"][which]
+        limit = self.alpha * (club_confidence(count[q, users])
+                              + club_confidence(self.ref_count[which, c]))
+        far = np.linalg.norm(u["theta"][which, users] - self.ref_theta[which, c],
+                             axis=-1) > limit
+        members = label == c[:, None]
+        freq = count / rounds[:, None]
+        p = count[q, users] / rounds
         high = np.where(members, freq, -np.inf).max(axis=1)
         low = np.where(members, freq, np.inf).min(axis=1)
         spread = np.maximum(np.abs(p - high), np.abs(p - low))
-        return (self.size[r, c] != 1) & (far | (spread > 2.0 * self.alpha_p
-                                               * club_confidence(rounds)))
+        return (self.size[which, c] != 1) & (far | (spread > 2.0 * self.alpha_p
+                                                   * club_confidence(rounds)))
 
-    def _can_merge(self, c: np.ndarray, rounds: int) -> np.ndarray:
-        """Whether `SCLUB._merge(c[r])` finds a partner, for every replicate, (R,) bool."""
-        r, m = self.replicates, self.clusters
-        rr, jj = np.nonzero(~self.user_checked)
-        unchecked = np.zeros(self.label.shape, dtype=bool)
-        unchecked[rr, self.label[rr, jj]] = True
-        others = (self.size > 0) & ~unchecked
-        others[r, c] = False
-        theta, count = m["theta"], m["count"]
+    def _can_merge(self, which: np.ndarray, c: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+        """Whether `SCLUB._merge(c)` finds a partner, for rows `which`, (Q,) bool."""
+        q = np.arange(which.size)
+        label, size = self.label[which], self.size[which]
+        rr, jj = np.nonzero(~self.user_checked[which])
+        unchecked = np.zeros(label.shape, dtype=bool)
+        unchecked[rr, label[rr, jj]] = True
+        others = (size > 0) & ~unchecked
+        others[q, c] = False
+        theta, count = self.clusters["theta"][which], self.clusters["count"][which]
         conf = club_confidence(count)
-        close = np.linalg.norm(theta - theta[r, c][:, None, :], axis=-1) < (self.alpha / 2) * (
-            conf[r, c][:, None] + conf)
-        freq = count / (np.maximum(self.size, 1) * rounds)
-        similar = np.abs(freq - freq[r, c][:, None]) < self.alpha_p * club_confidence(rounds)
+        close = np.linalg.norm(theta - theta[q, c][:, None, :], axis=-1) < (self.alpha / 2) * (
+            conf[q, c][:, None] + conf)
+        freq = count / (np.maximum(size, 1) * rounds[:, None])
+        similar = np.abs(freq - freq[q, c][:, None]) < (self.alpha_p
+                                                        * club_confidence(rounds))[:, None]
         return (others & close & similar).any(axis=1)

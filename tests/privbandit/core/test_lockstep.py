@@ -75,7 +75,9 @@ def test_items_the_policy_refuses_are_refused_in_lockstep():
 @pytest.mark.parametrize("policies, message", [
     ([LinUCB(10, 20), LinTS(10, 20), LinUCB(10, 20), LinUCB(10, 20)], "LinUCB policies"),
     ([LinUCB(10, 20, beta=0.1)] + [LinUCB(10, 20)] * 3, "equal parameters"),
-    ([make_policy("sclub-per-server", dim=10, n_users=20)] * 4, "lockstep version"),
+    # SCLUB on servers of unequal size: no batched version
+    ([make_policy("sclub-per-server", dim=10, n_users=20, n_servers=3)] * 4,
+     "lockstep version"),
 ])
 def test_mixed_or_unsupported_replicates_are_refused(policies, message):
     with pytest.raises(ConfigError, match=message):
@@ -126,12 +128,11 @@ def test_studies_run_a_cells_seeds_in_lockstep_with_the_same_records(tmp_path, a
 
 
 def test_replicates_without_a_lockstep_version_run_one_after_the_other():
-    assert get_algorithm("sclub-per-server").lockstep is None
-
-    def make():
-        return make_policy("sclub-per-server", dim=10, n_users=20)
+    def make():  # SCLUB on servers of unequal size (7, 7, 6 users): no batched version
+        return make_policy("sclub-per-server", dim=10, n_users=20, n_servers=3)
 
     envs = worlds()[:2]
+    assert not can_lockstep([make() for _ in envs], envs)
     together = run_replicates([make() for _ in envs], envs, 50, SEEDS[:2])
     separate = [run(make(), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
     for a, b in zip(separate, together, strict=True):

@@ -144,8 +144,8 @@ def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
                                        atol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["club-per-server", "linucb-per-user", "homo-dc", "fclub",
-                                  "homo"])
+@pytest.mark.parametrize("name", ["club-per-server", "sclub-per-server", "linucb-per-user",
+                                  "homo-dc", "fclub", "homo"])
 def test_baselines_run_their_seeds_in_lockstep(name):
     entry = get_algorithm(name)
     cfg = config(name, 1200)
@@ -159,7 +159,7 @@ def test_baselines_run_their_seeds_in_lockstep(name):
         assert b.algorithm == a.algorithm == name and b.params == a.params
         assert b.timings["lockstep_replicates"] == 3
         assert b.comm == a.comm
-        if name in ("club-per-server", "fclub"):
+        if name in ("club-per-server", "sclub-per-server", "fclub"):
             np.testing.assert_array_equal(b.cluster_error, a.cluster_error)
             assert single.cluster_labels() is not None
 
@@ -223,3 +223,26 @@ def test_the_main_jobs_study_runs_every_cell_in_lockstep_with_the_same_records(t
         assert b["ledgers"] == a["ledgers"] and b["comm"] == a["comm"]
         assert b["timings"]["lockstep_replicates"] == 2
         assert "lockstep_replicates" not in a["timings"]
+
+
+def test_sclub_per_server_state_is_the_separate_runs():
+    """Each server's SCLUB sees its own round count: stages start at different rounds."""
+    cfg = config("sclub-per-server", 1500)
+    alone = []
+    for seed in SEEDS:
+        policy, env, horizon = build_run("sclub-per-server", cfg, seed)
+        run(policy, env, horizon, seed)
+        alone.append(policy)
+    built = [build_run("sclub-per-server", cfg, seed) for seed in SEEDS]
+    policies = [b[0] for b in built]
+    assert policies[0].lockstep_ready
+    run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
+    for single, p in zip(alone, policies, strict=True):
+        np.testing.assert_array_equal(p._rounds, single._rounds)
+        assert len({s.stage for s in p.policies}) > 1 or len(set(p._rounds.tolist())) > 1
+        for sclub, sclub1 in zip(p.policies, single.policies, strict=True):
+            assert sclub.stage == sclub1.stage and sclub._stage_end == sclub1._stage_end
+            for name in ("label", "size", "user_checked", "ref_count"):
+                np.testing.assert_array_equal(getattr(sclub, name), getattr(sclub1, name))
+            np.testing.assert_allclose(sclub.clusters.inv, sclub1.clusters.inv, rtol=1e-12,
+                                       atol=1e-12)
