@@ -29,7 +29,8 @@ seed, driven by `privbandit.run` (environment included).
 
 Usage: python bench/bench_fclub.py [--rounds 100000] [--ref-rounds 20000] [--epsilon 1]
                                    [--comm-horizons 10000,100000]
-                                   [--private-rounds 20000] [--repeats 3]
+                                   [--private-rounds 20000] [--repeats 3] [--smoke]
+(--smoke: every part at a tiny size, seconds; the tests run it.)
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -260,7 +261,11 @@ def main() -> None:
     parser.add_argument("--comm-horizons", default="10000,100000")
     parser.add_argument("--private-rounds", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.ref_rounds, args.private_rounds = 300, 200, 300
+        args.comm_horizons, args.repeats = "300", 1
     figures = speed(args.rounds, args.epsilon, args.seed)
     figures.update(private_cost(args.private_rounds, args.epsilon, args.seed, args.repeats))
     horizons = [int(h) for h in args.comm_horizons.split(",") if h]

@@ -5,9 +5,9 @@ users, seed 000's Homo), "lints", "club", "sclub".  A run builds the world
 from the study's `[environment]` table (`envs.factory.make_environment`) with
 the run seed's "world" stream and plays `horizon` rounds with `privbandit.run`;
 every other config key (the declared parameters) is passed to the policy's
-constructor.  The seeds of one LinUCB or LinTS configuration run in lockstep
-(`runtime.lockstep`) when the worlds stack (linear worlds of one shape),
-else one after the other.
+constructor.  The seeds of one LinUCB, LinTS, CLUB or SCLUB configuration run
+in lockstep (`runtime.lockstep`) when the worlds stack (linear worlds of one
+shape), else one after the other.
 """
 from __future__ import annotations
 
@@ -82,9 +82,9 @@ ENTRIES = (
     _entry("lints", LinTS, LINTS, "linear Thompson sampling, one model per user (non-private)",
            lockstep=True),
     _entry("club", CLUB, (ALPHA, *LINUCB),
-           "CLUB, graph-based clustering of bandits (non-private)"),
+           "CLUB, graph-based clustering of bandits (non-private)", lockstep=True),
     _entry("sclub", SCLUB, (ALPHA, ALPHA_P, *LINUCB),
-           "SCLUB, set-based clustering with split/merge (non-private)"),
+           "SCLUB, set-based clustering with split/merge (non-private)", lockstep=True),
 )
 
 for _entry in ENTRIES:

@@ -340,14 +340,19 @@ class FederatedClub(Policy):
     # -- replicates in lockstep (`fclub.lockstep`) -----------------------------------------
     @property
     def lockstep_ready(self) -> bool:
-        """FCLUB-DC itself (non-private, delayed sync, detection on, no observer)."""
-        return (type(self) is FederatedClub and self.plan is None and self.observer is None
-                and self.config.sync == "delayed" and self.config.detect)
+        """This class itself with no observer: FCLUB, Homo, FCLUB-DC, Homo-DC, and
+        CDP-FCLUB-DC with the every-round release schedule (its default)."""
+        return (type(self) is FederatedClub and type(self.sync) in (DelayedSync, InstantSync)
+                and self.observer is None
+                and (self.plan is None or self.plan.releases.kind == "every-round"))
 
     @classmethod
     def lockstep(cls, policies: Any) -> Any:
-        from .lockstep import BatchedFederatedClub
+        from .lockstep import BatchedFederatedClub, BatchedInstantClub
 
+        policies = list(policies)
+        if policies and policies[0].config.sync == "instant":
+            return BatchedInstantClub(policies)
         return BatchedFederatedClub(policies)
 
     # -- reporting -------------------------------------------------------------------------

@@ -83,6 +83,22 @@ class PerServer(Policy):
         return {"n_servers": len(self.policies), **self.policies[0].params(),
                 "n_users": self.n_users}
 
+    # -- replicates in lockstep (`fclub.lockstep.BatchedPerServer`) ------------------------
+    @property
+    def lockstep_ready(self) -> bool:
+        """CLUB (or SCLUB) on every server, servers of equal size (their policies stack)."""
+        sizes = np.bincount(self.server, minlength=len(self.policies))
+        kind = type(self.policies[0])
+        return (type(self) is PerServer and kind in (CLUB, SCLUB)
+                and all(type(p) is kind for p in self.policies)
+                and bool(np.all(sizes == sizes[0])))
+
+    @classmethod
+    def lockstep(cls, policies: Any) -> Any:
+        from .lockstep import BatchedPerServer
+
+        return BatchedPerServer(policies)
+
 
 def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: settings.pop(k) for k in keys if k in settings}

@@ -180,3 +180,16 @@ class GuardedFederatedClub(GuardedReports, Policy):
 
     def params(self) -> dict[str, Any]:
         return {**self.config.params(), **self.plan.params()}
+
+    # -- replicates in lockstep (`fclub.lockstep.BatchedGuardedClub`) ----------------------
+    @property
+    def lockstep_ready(self) -> bool:
+        """This class itself, with servers of equal size (their CLUBs stack)."""
+        sizes = np.bincount(self.server, minlength=self.config.n_servers)
+        return type(self) is GuardedFederatedClub and bool(np.all(sizes == sizes[0]))
+
+    @classmethod
+    def lockstep(cls, policies: Any) -> Any:
+        from .lockstep import BatchedGuardedClub
+
+        return BatchedGuardedClub(policies)

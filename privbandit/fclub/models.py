@@ -13,28 +13,52 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg.lapack import dpotrf
 
 from ..kernels import sherman_morrison, ucb_scores
 
 
 def logdet(matrix: np.ndarray) -> float:
     """ln det of a symmetric matrix by Cholesky; -inf unless it is positive definite."""
-    factor, info = dpotrf(matrix, lower=1)
-    if info != 0:
-        return -math.inf
-    diag = np.diagonal(factor)
-    product = float(np.prod(diag))
-    if 0.0 < product < math.inf:  # one log instead of d, unless it would overflow
-        return 2.0 * math.log(product)
-    return 2.0 * float(np.log(diag).sum())
+    return float(logdets(matrix[None])[0])
+
+
+def logdets(matrices: np.ndarray) -> np.ndarray:
+    """ln det of a batch of symmetric matrices (M, d, d) -> (M,), by Cholesky; -inf for
+    those that are not positive definite.  One arithmetic for one matrix and for a batch
+    (`logdet` calls this), so replicates in lockstep get the bits of separate runs."""
+    try:
+        factors = np.linalg.cholesky(matrices)
+    except np.linalg.LinAlgError:  # some matrix is not positive definite: one at a time
+        return np.array([logdets(m[None])[0] if _positive_definite(m) else -math.inf
+                         for m in matrices])
+    diag = np.diagonal(factors, axis1=-2, axis2=-1)
+    product = diag.prod(axis=-1)
+    if product.all():  # one log instead of d per matrix, unless a product fails
+        out = np.log(product)
+        if math.isfinite(math.fsum(out)):
+            out *= 2.0
+            return out
+    with np.errstate(divide="ignore", over="ignore"):
+        fine = (product > 0.0) & (product < math.inf)
+        return 2.0 * np.where(fine, np.log(product), np.log(diag).sum(axis=-1))
+
+
+def _positive_definite(matrix: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def inverse(matrix: np.ndarray) -> np.ndarray:
-    """The inverse, or the pseudo-inverse of a (numerically) singular matrix."""
+    """The inverse, or the pseudo-inverse of a (numerically) singular matrix; a batch
+    (..., d, d) is inverted matrix by matrix (the same numbers as one at a time)."""
     try:
         return np.linalg.inv(matrix)
     except np.linalg.LinAlgError:
+        if matrix.ndim > 2:
+            return np.stack([inverse(m) for m in matrix])
         return np.linalg.pinv(matrix)
 
 

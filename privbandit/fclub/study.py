@@ -77,7 +77,10 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "linucb-per-user": _RADIUS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
-LOCKSTEP = ("fclub-dc",)  # algorithms with a batched version (`fclub.lockstep`)
+# algorithms with a batched version (`fclub.lockstep`, LinUCB's); a configuration it does
+# not play (`Policy.lockstep_ready`) runs its seeds one by one
+LOCKSTEP = ("fclub", "fclub-dc", "homo", "homo-dc", "cdp-fclub-dc", "cdp-fclub-dc+",
+            "club-per-server", "sclub-per-server", "linucb-per-user")
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}
@@ -111,7 +114,9 @@ def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
 
 def run_seeds(name: str, config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
     """`run_algorithm` for several seeds, in lockstep where the algorithm allows it
-    (`runtime.lockstep`; FCLUB-DC), with the same results."""
+    (`runtime.lockstep`: `LOCKSTEP`; CDP-FCLUB-DC with its every-round schedule, the
+    guarded CDP-FCLUB-DC+ and CLUB per server with servers of equal size), with the
+    same results."""
     built = [build_run(name, config, seed) for seed in seeds]
     return run_replicates([b[0] for b in built], [b[1] for b in built], built[0][2], seeds,
                           algorithm=name)

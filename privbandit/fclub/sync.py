@@ -126,8 +126,8 @@ class DelayedSync:
     """FCLUB-DC's asynchronous protocol (Algorithms 3-4), optionally privatized by a `CdpPlan`.
 
     Arrays by local cluster c: S (synchronized Gram), u, n_sync and ln det S;
-    the raw upload buffer (its observations z = [x, y], summed only when
-    read: `raw_buffer`); the download buffer; by global cluster
+    the raw upload buffer (sums of the observations since the last
+    upload: `raw_buffer`); the download buffer; by global cluster
     k: S_g, u_g, n_g and ln det S_g.  Private runs also keep one tree
     privatizer per c and the noisy prefix at c's last upload.
     """
@@ -152,7 +152,9 @@ class DelayedSync:
         self.logdet_s = np.zeros(c_count)
         self.u = np.zeros((c_count, d))
         self.n_sync = np.zeros(c_count, dtype=np.int64)
-        self.pending: list[list[np.ndarray]] = [[] for _ in range(c_count)]
+        # the raw upload buffer, summed as it fills: sum x x^T, sum y x, count
+        self.pend_s, self.pend_u = np.zeros((c_count, d, d)), np.zeros((c_count, d))
+        self.pend_n = np.zeros(c_count, dtype=np.int64)
         self.s_down, self.u_down = np.zeros((c_count, d, d)), np.zeros((c_count, d))
         self.n_down = np.zeros(c_count, dtype=np.int64)
         m = len(self.groups)
@@ -201,15 +203,13 @@ class DelayedSync:
     # -- Algorithm 3: upload -------------------------------------------------------------
     def raw_buffer(self, c: int) -> tuple[np.ndarray, np.ndarray, int]:
         """(R, r, n): c's own raw data since its last upload, sum x x^T, sum y x, count."""
-        d = self.dim
-        if not self.pending[c]:
-            return np.zeros((d, d)), np.zeros(d), 0
-        z = np.stack(self.pending[c])
-        return z[:, :d].T @ z[:, :d], z[:, :d].T @ z[:, d], z.shape[0]
+        return self.pend_s[c].copy(), self.pend_u[c].copy(), int(self.pend_n[c])
 
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
         self.models.add(c, x, y)
-        self.pending[c].append(z)
+        self.pend_s[c] += np.multiply.outer(x, x)  # the arithmetic of the lockstep version
+        self.pend_u[c] += y * x
+        self.pend_n[c] += 1
         raw_trigger = float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u
         if self.plan is None:
             if raw_trigger:
@@ -254,7 +254,7 @@ class DelayedSync:
     def _upload(self, c: int, ds: np.ndarray, du: np.ndarray, logdet_new: float | None,
                 t: int) -> None:
         """Algorithm 3, lines 3-10; `logdet_new` is ln det(S_c + ds) when already known."""
-        k, n = self.k_of[c], len(self.pending[c])
+        k, n = self.k_of[c], int(self.pend_n[c])
         self.S_g[k] += ds
         self.u_g[k] += du
         self.n_g[k] += n
@@ -267,7 +267,7 @@ class DelayedSync:
         self.S[c] += ds
         self.u[c] += du
         self.n_sync[c] += n
-        self.pending[c] = []
+        self.pend_s[c], self.pend_u[c], self.pend_n[c] = 0.0, 0.0, 0
         if logdet_new is None:
             # raw upload: S_c + R_c is the model already, so nothing to recompute
             self.logdet_s[c] = self.models.logdet[c]
@@ -289,8 +289,8 @@ class DelayedSync:
             self.n_sync[c] += self.n_down[c]
             self.s_down[c], self.u_down[c], self.n_down[c] = 0.0, 0.0, 0
             self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
-            own, own_b, own_n = self.raw_buffer(c)
-            self.models.set(c, self.S[c] + own, self.u[c] + own_b, self.n_sync[c] + own_n)
+            self.models.set(c, self.S[c] + self.pend_s[c], self.u[c] + self.pend_u[c],
+                            self.n_sync[c] + self.pend_n[c])
             self.comm.record(DOWNLOAD, 1, self._msg, round=t)
             if self.observer is not None:
                 self.observer.download(t, int(self.layout.servers[c]))

@@ -12,18 +12,29 @@ feedback, the edge (i, j) is deleted for every neighbour j with
 (the threshold form of seed 000's eq. 3, as in the FCLUB public code; alpha = 1.5
 there).  Component statistics are kept incrementally (Sherman-Morrison) and
 rebuilt only for the parts of a component that splits.
+
+Replicates in lockstep (`runtime.lockstep`): `BatchedCLUB` plays R CLUB
+replicates round by round in one vectorized pass -- scores, argmax, the
+user's and its component's rank-one updates and the edge test against every
+neighbour -- on stacked arrays the replicates' models and graphs are views
+of; an edge deletion (and the rebuild of a split component) is the
+replicate's own step, rare once the graph has settled.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import ShapeError, config_error
-from ..kernels import UserGraph, club_confidence
-from .base import check_user
+from ..kernels import UserGraph, club_confidence, sherman_morrison, ucb_scores
+from ..validation import check_items
+from .base import Policy, check_user
+from .lockstep import BatchedPolicy, check_replicates
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
+from .ridge import RidgeModels
 
 
 class CLUB(PooledClusterPolicy):
@@ -99,8 +110,106 @@ class CLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.graph.labels.copy()
 
+    @classmethod
+    def lockstep(cls, policies: Sequence[Policy]) -> BatchedCLUB:
+        return BatchedCLUB(policies)
+
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,
             "lam": self.users.lam, "item_bound": self.item_bound, **self.radius.params(),
         }
+
+
+_RIDGE = ("inv", "gram", "b", "theta", "logdet", "count")
+
+
+def _stack(models: Sequence[RidgeModels]) -> dict[str, np.ndarray]:
+    """The arrays of alike `RidgeModels` stacked on a replicate axis, (R, n, ...); each
+    model's arrays become views of its slice."""
+    stacked = {name: np.stack([getattr(m, name) for m in models]) for name in _RIDGE}
+    for r, m in enumerate(models):
+        for name, arr in stacked.items():
+            setattr(m, name, arr[r])
+    return stacked
+
+
+def _add(models: dict[str, np.ndarray], r: np.ndarray, rows: np.ndarray, x: np.ndarray,
+         y: np.ndarray) -> None:
+    """`RidgeModels.add` of (x[i], y[i]) to model rows[i] of replicate r[i], batched."""
+    inv = models["inv"][r, rows]
+    quad = sherman_morrison(inv, x)
+    models["inv"][r, rows] = inv
+    models["gram"][r, rows] += x[:, :, None] * x[:, None, :]
+    b = models["b"][r, rows] + y[:, None] * x
+    models["b"][r, rows] = b
+    models["theta"][r, rows] = np.matmul(inv, b[..., None])[..., 0]
+    models["logdet"][r, rows] += np.log1p(quad)
+    models["count"][r, rows] += 1
+
+
+class BatchedCLUB(BatchedPolicy):
+    """`CLUB` replicates in lockstep (see the module docstring).
+
+    Per round and replicate: the served user's component model scores the
+    items; the observation updates the user's and the component's model; the
+    user's edges to neighbours whose estimates are far (eq. 3's threshold) are
+    found for every replicate at once, and only the replicates with such an
+    edge delete it (and rebuild a split component) through their own graph.
+    """
+
+    def __init__(self, policies: Sequence[Policy]) -> None:
+        super().__init__(check_replicates(policies, CLUB))
+        first = self.policies[0]
+        self.radius, self.lam, self.alpha = first.radius, first.users.lam, first.alpha
+        self.users = _stack([p.users for p in self.policies])
+        self.clusters = _stack([p.clusters for p in self.policies])
+        graphs = [p.graph for p in self.policies]
+        self.adj = np.stack([g._adj for g in graphs])
+        self.labels = np.stack([g._labels for g in graphs])
+        for r, g in enumerate(graphs):  # the graphs edit these views in place
+            g._adj, g._labels = self.adj[r], self.labels[r]
+        self._c = np.zeros(len(self.policies), dtype=np.intp)
+
+    def check_items(self, items: np.ndarray) -> None:
+        first = self.policies[0]
+        check_items(items, first.dim, first.item_bound)
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        return self.scores(self.replicates, items, users).argmax(axis=1)
+
+    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
+               rewards: np.ndarray, t: int) -> None:
+        self.learn(self.replicates, users, items[self.replicates, actions], rewards)
+
+    # -- rows of replicates (a batched caller may serve some of its CLUBs only) ------------
+    def scores(self, which: np.ndarray, items: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """UCBs (Q, K) of items (Q, K, d) from the component models of users (Q,) of the
+        replicates `which` (Q,) (`PooledClusterPolicy.scores`, batched)."""
+        m = self.clusters
+        self._c = c = self.labels[which, users]
+        beta = self.radius.many(m["logdet"][which, c], self.lam)
+        return ucb_scores(m["theta"][which, c], m["inv"][which, c], items, beta[:, None])
+
+    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray,
+              ts: np.ndarray | None = None) -> None:
+        """`CLUB.update` of replicates `which` (distinct, as scored last) with contexts x
+        (Q, d) and rewards y (Q,); CLUB does not read the round indices ts."""
+        _add(self.users, which, users, x, y)
+        _add(self.clusters, which, self._c, x, y)
+        self._prune(which, users)
+
+    def _prune(self, which: np.ndarray, users: np.ndarray) -> None:
+        """`CLUB._prune` for every replicate: the far neighbours, then each replicate with
+        one deletes its edges (and rebuilds its component if it split)."""
+        theta = self.users["theta"][which]
+        gaps = np.linalg.norm(theta - theta[np.arange(which.size), users][:, None, :], axis=-1)
+        conf = club_confidence(self.users["count"][which])
+        limits = self.alpha * (conf[np.arange(which.size), users][:, None] + conf)
+        far = self.adj[which, users] & (gaps > limits)
+        for k in np.flatnonzero(far.any(axis=1)).tolist():
+            policy, user = self.policies[which[k]], int(users[k])
+            component = policy.graph.component(user)
+            if policy.graph.delete_edges(user, np.flatnonzero(far[k])):
+                policy._rebuild(component)

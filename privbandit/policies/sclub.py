@@ -19,17 +19,25 @@ doubling stages follow the FCLUB public code's SCLUB baseline (seed 000).
 A cluster created by a split or a merge takes its estimate and count at
 creation as its stage reference.  A new cluster takes the smallest free slot
 as its label.
+
+Replicates in lockstep (`runtime.lockstep`): `BatchedSCLUB` scores, updates
+and runs the split and merge tests of R replicates in one vectorized pass;
+a replicate whose test fires splits or merges through its own object.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
-from ..kernels import club_confidence
-from .base import check_user
+from ..kernels import club_confidence, ucb_scores
+from ..validation import check_items
+from .base import Policy, check_user
+from .club import _add, _stack
+from .lockstep import BatchedPolicy, check_replicates
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
 
@@ -155,9 +163,121 @@ class SCLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.label.copy()
 
+    @classmethod
+    def lockstep(cls, policies: Sequence[Policy]) -> BatchedSCLUB:
+        return BatchedSCLUB(policies)
+
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,
             "alpha_p": self.alpha_p, "lam": self.users.lam, "item_bound": self.item_bound,
             **self.radius.params(),
         }
+
+
+_STATE = ("label", "size", "user_checked", "ref_theta", "ref_count")
+
+
+class BatchedSCLUB(BatchedPolicy):
+    """`SCLUB` replicates in lockstep (see the module docstring).
+
+    Stage starts run through each replicate's own object on views of the
+    stacked arrays; per round the split test of the served user and the
+    merge test of its cluster run for all replicates at once, with the
+    arithmetic of `SCLUB._should_split` and `SCLUB._merge`, and only the
+    replicates whose test fires split or merge.  `scores` and `learn` serve
+    some rows only, each with its own round index (a batched caller holding
+    one SCLUB per server: `fclub.lockstep.BatchedPerServer`).
+    """
+
+    def __init__(self, policies: Sequence[Policy]) -> None:
+        super().__init__(check_replicates(policies, SCLUB))
+        first = self.policies[0]
+        self.radius, self.lam = first.radius, first.users.lam
+        self.alpha, self.alpha_p = first.alpha, first.alpha_p
+        self.users = _stack([p.users for p in self.policies])
+        self.clusters = _stack([p.clusters for p in self.policies])
+        for name in _STATE:
+            stacked = np.stack([getattr(p, name) for p in self.policies])
+            setattr(self, name, stacked)
+            for r, p in enumerate(self.policies):
+                setattr(p, name, stacked[r])
+        self.stage_end = np.array([p._stage_end for p in self.policies], dtype=np.int64)
+
+    def check_items(self, items: np.ndarray) -> None:
+        first = self.policies[0]
+        check_items(items, first.dim, first.item_bound)
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        return self.scores(self.replicates, items, users).argmax(axis=1)
+
+    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
+               rewards: np.ndarray, t: int) -> None:
+        r = self.replicates
+        self.learn(r, users, items[r, actions], rewards, np.full(r.size, t))
+
+    # -- rows of replicates ----------------------------------------------------------------
+    def scores(self, which: np.ndarray, items: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """UCBs (Q, K) from the cluster models of users (Q,) of rows `which` (Q,)."""
+        m = self.clusters
+        c = self.label[which, users]
+        beta = self.radius.many(m["logdet"][which, c], self.lam)
+        return ucb_scores(m["theta"][which, c], m["inv"][which, c], items, beta[:, None])
+
+    def learn(self, which: np.ndarray, users: np.ndarray, x: np.ndarray, y: np.ndarray,
+              ts: np.ndarray) -> None:
+        """`SCLUB.update` of rows `which` (distinct) at their rounds ts (Q,)."""
+        for k in np.flatnonzero(ts >= self.stage_end[which]).tolist():
+            policy = self.policies[which[k]]
+            policy._new_stage(int(ts[k]))
+            self.stage_end[which[k]] = policy._stage_end
+        _add(self.users, which, users, x, y)
+        _add(self.clusters, which, self.label[which, users], x, y)
+        rounds = ts + 1
+        self.user_checked[which, users] = True
+        for k in np.flatnonzero(self._should_split(which, users, rounds)).tolist():
+            self.policies[which[k]]._split(int(users[k]))
+        c = self.label[which, users]
+        members = self.label[which] == c[:, None]
+        ready = ~(members & ~self.user_checked[which]).any(axis=1)
+        for k in np.flatnonzero(ready & self._can_merge(which, c, rounds)).tolist():
+            self.policies[which[k]]._merge(int(c[k]), int(rounds[k]))
+
+    def _should_split(self, which: np.ndarray, users: np.ndarray, rounds: np.ndarray
+                      ) -> np.ndarray:
+        """`SCLUB._should_split` of the served users of rows `which`, (Q,) bool."""
+        u, q = self.users, np.arange(which.size)
+        label = self.label[which]
+        c = label[q, users]
+        count = u["count"][which]
+        limit = self.alpha * (club_confidence(count[q, users])
+                              + club_confidence(self.ref_count[which, c]))
+        far = np.linalg.norm(u["theta"][which, users] - self.ref_theta[which, c],
+                             axis=-1) > limit
+        members = label == c[:, None]
+        freq = count / rounds[:, None]
+        p = count[q, users] / rounds
+        high = np.where(members, freq, -np.inf).max(axis=1)
+        low = np.where(members, freq, np.inf).min(axis=1)
+        spread = np.maximum(np.abs(p - high), np.abs(p - low))
+        return (self.size[which, c] != 1) & (far | (spread > 2.0 * self.alpha_p
+                                                   * club_confidence(rounds)))
+
+    def _can_merge(self, which: np.ndarray, c: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+        """Whether `SCLUB._merge(c)` finds a partner, for rows `which`, (Q,) bool."""
+        q = np.arange(which.size)
+        label, size = self.label[which], self.size[which]
+        rr, jj = np.nonzero(~self.user_checked[which])
+        unchecked = np.zeros(label.shape, dtype=bool)
+        unchecked[rr, label[rr, jj]] = True
+        others = (size > 0) & ~unchecked
+        others[q, c] = False
+        theta, count = self.clusters["theta"][which], self.clusters["count"][which]
+        conf = club_confidence(count)
+        close = np.linalg.norm(theta - theta[q, c][:, None, :], axis=-1) < (self.alpha / 2) * (
+            conf[q, c][:, None] + conf)
+        freq = count / (np.maximum(size, 1) * rounds[:, None])
+        similar = np.abs(freq - freq[q, c][:, None]) < (self.alpha_p
+                                                        * club_confidence(rounds))[:, None]
+        return (others & close & similar).any(axis=1)

@@ -7,8 +7,9 @@ import pytest
 
 from privbandit.envs import LinearUsersEnv, PoolItems, SphereItems, seed000_environment
 from privbandit.errors import ConfigError, NormBoundError
+from privbandit.fclub import make_policy
 from privbandit.fclub.study import build_run
-from privbandit.policies import CLUB, LinTS, LinUCB
+from privbandit.policies import LinTS, LinUCB
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run, seed_streams
 from privbandit.runtime.lockstep import can_lockstep, run_lockstep, run_replicates
@@ -74,7 +75,9 @@ def test_items_the_policy_refuses_are_refused_in_lockstep():
 @pytest.mark.parametrize("policies, message", [
     ([LinUCB(10, 20), LinTS(10, 20), LinUCB(10, 20), LinUCB(10, 20)], "LinUCB policies"),
     ([LinUCB(10, 20, beta=0.1)] + [LinUCB(10, 20)] * 3, "equal parameters"),
-    ([CLUB(10, 20)] * 4, "lockstep version"),
+    # SCLUB on servers of unequal size: no batched version
+    ([make_policy("sclub-per-server", dim=10, n_users=20, n_servers=3)] * 4,
+     "lockstep version"),
 ])
 def test_mixed_or_unsupported_replicates_are_refused(policies, message):
     with pytest.raises(ConfigError, match=message):
@@ -125,10 +128,13 @@ def test_studies_run_a_cells_seeds_in_lockstep_with_the_same_records(tmp_path, a
 
 
 def test_replicates_without_a_lockstep_version_run_one_after_the_other():
-    assert get_algorithm("club").lockstep is None
+    def make():  # SCLUB on servers of unequal size (7, 7, 6 users): no batched version
+        return make_policy("sclub-per-server", dim=10, n_users=20, n_servers=3)
+
     envs = worlds()[:2]
-    together = run_replicates([CLUB(10, 20) for _ in envs], envs, 50, SEEDS[:2])
-    separate = [run(CLUB(10, 20), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
+    assert not can_lockstep([make() for _ in envs], envs)
+    together = run_replicates([make() for _ in envs], envs, 50, SEEDS[:2])
+    separate = [run(make(), e, 50, s) for e, s in zip(worlds()[:2], SEEDS, strict=False)]
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_array_equal(a.regret, b.regret)
         np.testing.assert_array_equal(a.cluster_error, b.cluster_error)
@@ -150,10 +156,10 @@ def test_fclub_dc_replicates_are_their_separate_runs():
         assert b.comm == a.comm and a.comm["messages"] > 0
 
 
-def test_private_fclub_variants_run_their_seeds_separately():
-    assert get_algorithm("cdp-fclub-dc").lockstep is None
-    assert get_algorithm("cdp-fclub-dc+").lockstep is None
+def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separately():
     config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
               "environment": FCLUB_CONFIG["environment"]}
     policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])
+    assert can_lockstep([policy], [env])  # the every-round schedule plays in lockstep
+    policy, env, _ = build_run("cdp-fclub-dc", {**config, "schedule": "fixed"}, SEEDS[0])
     assert not can_lockstep([policy], [env])
