@@ -22,6 +22,7 @@ replicate's own step, rare once the graph has settled.
 """
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +30,6 @@ import numpy as np
 
 from ..errors import ShapeError, config_error
 from ..kernels import UserGraph, club_confidence, sherman_morrison, ucb_scores
-from ..validation import check_items
 from .base import Policy, check_user
 from .lockstep import BatchedPolicy, check_replicates
 from .pooled import PooledClusterPolicy
@@ -148,7 +148,20 @@ def _add(models: dict[str, np.ndarray], r: np.ndarray, rows: np.ndarray, x: np.n
     models["count"][r, rows] += 1
 
 
-class BatchedCLUB(BatchedPolicy):
+class BatchedPooled(BatchedPolicy):
+    """Replicates of a pooled cluster policy in lockstep: each plays the best of the UCBs
+    its subclass's `scores` gives for rows of replicates (CLUB, SCLUB)."""
+
+    def select(self, items: np.ndarray, users: np.ndarray, t: int,
+               rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        return self.scores(self.replicates, items, users).argmax(axis=1)
+
+    @abstractmethod
+    def scores(self, which: np.ndarray, items: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """UCBs (Q, K) of items (Q, K, d) for users (Q,) of the replicates `which` (Q,)."""
+
+
+class BatchedCLUB(BatchedPooled):
     """`CLUB` replicates in lockstep (see the module docstring).
 
     Per round and replicate: the served user's component model scores the
@@ -170,14 +183,6 @@ class BatchedCLUB(BatchedPolicy):
         for r, g in enumerate(graphs):  # the graphs edit these views in place
             g._adj, g._labels = self.adj[r], self.labels[r]
         self._c = np.zeros(len(self.policies), dtype=np.intp)
-
-    def check_items(self, items: np.ndarray) -> None:
-        first = self.policies[0]
-        check_items(items, first.dim, first.item_bound)
-
-    def select(self, items: np.ndarray, users: np.ndarray, t: int,
-               rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        return self.scores(self.replicates, items, users).argmax(axis=1)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:

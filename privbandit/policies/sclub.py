@@ -34,10 +34,9 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import club_confidence, ucb_scores
-from ..validation import check_items
 from .base import Policy, check_user
-from .club import _add, _stack
-from .lockstep import BatchedPolicy, check_replicates
+from .club import BatchedPooled, _add, _stack
+from .lockstep import check_replicates
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
 
@@ -178,7 +177,7 @@ class SCLUB(PooledClusterPolicy):
 _STATE = ("label", "size", "user_checked", "ref_theta", "ref_count")
 
 
-class BatchedSCLUB(BatchedPolicy):
+class BatchedSCLUB(BatchedPooled):
     """`SCLUB` replicates in lockstep (see the module docstring).
 
     Stage starts run through each replicate's own object on views of the
@@ -203,14 +202,6 @@ class BatchedSCLUB(BatchedPolicy):
             for r, p in enumerate(self.policies):
                 setattr(p, name, stacked[r])
         self.stage_end = np.array([p._stage_end for p in self.policies], dtype=np.int64)
-
-    def check_items(self, items: np.ndarray) -> None:
-        first = self.policies[0]
-        check_items(items, first.dim, first.item_bound)
-
-    def select(self, items: np.ndarray, users: np.ndarray, t: int,
-               rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        return self.scores(self.replicates, items, users).argmax(axis=1)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:

@@ -164,15 +164,20 @@ def test_baselines_run_their_seeds_in_lockstep(name):
             assert single.cluster_labels() is not None
 
 
-def test_club_per_server_state_is_the_separate_runs():
-    cfg = config("club-per-server", 1500)
+def _separate_and_fresh(name, cfg):
+    """Policies of `name` played in separate runs of SEEDS, and fresh ones with their worlds."""
     alone = []
     for seed in SEEDS:
-        policy, env, horizon = build_run("club-per-server", cfg, seed)
+        policy, env, horizon = build_run(name, cfg, seed)
         run(policy, env, horizon, seed)
         alone.append(policy)
-    built = [build_run("club-per-server", cfg, seed) for seed in SEEDS]
-    policies = [b[0] for b in built]
+    built = [build_run(name, cfg, seed) for seed in SEEDS]
+    return alone, [b[0] for b in built], built
+
+
+def test_club_per_server_state_is_the_separate_runs():
+    cfg = config("club-per-server", 1500)
+    alone, policies, built = _separate_and_fresh("club-per-server", cfg)
     run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
     for single, p in zip(alone, policies, strict=True):
         np.testing.assert_array_equal(p._rounds, single._rounds)
@@ -228,13 +233,7 @@ def test_the_main_jobs_study_runs_every_cell_in_lockstep_with_the_same_records(t
 def test_sclub_per_server_state_is_the_separate_runs():
     """Each server's SCLUB sees its own round count: stages start at different rounds."""
     cfg = config("sclub-per-server", 1500)
-    alone = []
-    for seed in SEEDS:
-        policy, env, horizon = build_run("sclub-per-server", cfg, seed)
-        run(policy, env, horizon, seed)
-        alone.append(policy)
-    built = [build_run("sclub-per-server", cfg, seed) for seed in SEEDS]
-    policies = [b[0] for b in built]
+    alone, policies, built = _separate_and_fresh("sclub-per-server", cfg)
     assert policies[0].lockstep_ready
     run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
     for single, p in zip(alone, policies, strict=True):
