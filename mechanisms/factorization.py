@@ -102,7 +102,17 @@ class MatrixFactorization(ContinualRelease):
         exact = (self._column_norm * (1.0 + self._batch_slack())
                  + 2.0 * math.sqrt(self._horizon) * float_error)
         slack = self._sampler.l2_slack(self._horizon * self._released_entries())
-        return self._sensitivity * clipping * exact + slack
+        return self._core_sensitivity() * clipping * exact + slack
+
+    def _encoded_norm2(self, diff: np.ndarray) -> float:
+        """||C diff||^2: the stream is one Gaussian release of C x (C lower-triangular
+        Toeplitz), so the pair's loss is exact; only steps that differ contribute."""
+        n = diff.shape[0]
+        coef = np.asarray(self._factor.coefficients(n))
+        moved = np.zeros_like(diff)
+        for s in np.flatnonzero(np.any(diff != 0.0, axis=1)):
+            moved[s:] += coef[: n - s, None] * diff[s]
+        return float(np.sum(moved**2))
 
     def _event_for(self, sigma: float, sensitivity: float) -> FactorizationEvent:
         return FactorizationEvent(GaussianEvent(sigma, sensitivity), self._column_norm,

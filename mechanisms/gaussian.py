@@ -18,6 +18,7 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_rng, describe, real_array
 from .errors import ShapeError
 from .samplers import Sampler, resolve_sampler
+from .tape import tap, whiten_symmetric
 
 DEFAULT_MAX_ENTRIES = 2**20
 # relative asymmetry tolerated (and removed) in symmetric inputs
@@ -41,7 +42,8 @@ class _GaussianBase:
         sens = check_positive("l2_sensitivity", l2_sensitivity)
         sampler = resolve_sampler(sampler)
         max_entries = check_count("max_entries", max_entries)
-        event = GaussianEvent(sigma, sens + sampler.l2_slack(max_entries))
+        event = GaussianEvent(sigma, sens * self._whitening + sampler.l2_slack(
+            max_entries))
         for name, value in (("_sigma", sigma), ("_sensitivity", sens), ("_sampler", sampler),
                             ("_max_entries", max_entries), ("_event", event)):
             object.__setattr__(self, name, value)
@@ -60,11 +62,25 @@ class _GaussianBase:
         """The smallest sigma that `accountant` certifies (epsilon, delta)-DP for one release."""
         sens = check_positive("l2_sensitivity", l2_sensitivity)
         slack = resolve_sampler(sampler).l2_slack(check_count("max_entries", max_entries))
-        sigma = calib.calibrate_gaussian_sigma(epsilon, delta, sens + slack, accountant=accountant)
+        sigma = calib.calibrate_gaussian_sigma(epsilon, delta, sens * cls._whitening + slack,
+                                               accountant=accountant)
         return cls(sigma, sens, sampler=sampler, max_entries=max_entries)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
+
+    # the factor from the declared sensitivity to the released values' (1: no whitening)
+    _whitening = 1.0
+
+    def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
+        """(mu**2, 0) of two sequences of pre-noise values of this mechanism's releases
+        (`tape.pair_loss`): the squared whitened distances over sigma**2, added."""
+        mu2 = sum(float(np.sum(self._whiten(a - b) ** 2)) for a, b in zip(first, second,
+                                                                           strict=True))
+        return mu2 / self._sigma**2, 0.0
+
+    def _whiten(self, diff: np.ndarray) -> np.ndarray:
+        return diff
 
     @property
     def event(self) -> GaussianEvent:
@@ -124,7 +140,7 @@ class GaussianVector(_GaussianBase):
         rng = check_rng(rng)
         x = real_array("value", value)
         self._check_entries("value", x.size, x)
-        return self._sampler._add_gaussian(x, self._sigma, rng)
+        return tap(self, x, self._sampler._add_gaussian(x, self._sigma, rng))
 
 
 class SymmetricGaussianMatrix(_GaussianBase):
@@ -167,4 +183,10 @@ class SymmetricGaussianMatrix(_GaussianBase):
             if gap > _SYMMETRY_TOL * (1.0 + math.sqrt(float(np.vdot(x, x)))):
                 raise invalid("value", f"a matrix with max |x - x.T| = {gap:.3g}",
                               "a symmetric matrix")
-        return self._sampler._add_symmetric((x + x.T) * 0.5, self._sigma, rng)
+        x = (x + x.T) * 0.5
+        return tap(self, x, self._sampler._add_symmetric(x, self._sigma, rng))
+
+    _whitening = 1.0 / math.sqrt(2.0)
+
+    def _whiten(self, diff: np.ndarray) -> np.ndarray:
+        return whiten_symmetric(diff)

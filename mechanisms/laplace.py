@@ -16,6 +16,7 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_choice, check_interval, check_rng, describe, real_array
 from .errors import OutOfBoundsError, ShapeError
 from .samplers import Sampler, resolve_sampler
+from .tape import tap
 
 _UNIT_ROUNDOFF = 2.0**-53
 
@@ -109,8 +110,8 @@ class LaplaceMeans:
         if x.ndim < 2 or x.shape[-1] != self._n:
             raise ShapeError(
                 f"rewards must have shape (..., K, n) with n = {self._n}; got {describe(x)}")
-        x = self._bounded("rewards", x)
-        return self._sampler._add_laplace(pairwise_mean(x), self.scale, rng)
+        means = pairwise_mean(self._bounded("rewards", x))
+        return tap(self, means, self._sampler._add_laplace(means, self.scale, rng))
 
     def release_means(self, means: object, rng: np.random.Generator) -> np.ndarray:
         """Noisy versions of means (..., K) already computed from n in-bound rewards each."""
@@ -118,7 +119,14 @@ class LaplaceMeans:
         m = real_array("means", means)
         if m.ndim < 1:
             raise ShapeError(f"means must have shape (..., K); got {describe(m)}")
-        return self._sampler._add_laplace(self._bounded("means", m), self.scale, rng)
+        m = self._bounded("means", m)
+        return tap(self, m, self._sampler._add_laplace(m, self.scale, rng))
+
+    def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
+        """(0, epsilon): the pure-DP loss of two sequences of pre-noise means
+        (`tape.pair_loss`), sum of ||difference||_1 / scale (basic composition)."""
+        gap = sum(float(np.abs(a - b).sum()) for a, b in zip(first, second, strict=True))
+        return 0.0, gap / self.scale
 
     def _bounded(self, name: str, x: np.ndarray) -> np.ndarray:
         outside = (x < self._lo) | (x > self._hi)

@@ -332,12 +332,15 @@ class GridSampler(_OnGrid):
                         self._k)
 
     def _add_symmetric(self, value, sigma, rng):
-        # One draw for the strict upper triangle and two per diagonal entry: the diagonal's
-        # noise Z1 + Z2 has variance 2 sigma**2 and is at least as private as Z1 alone.
+        # The strict upper triangle at sigma, the diagonal at sqrt(2) sigma (one draw each),
+        # so the release is the discrete Gaussian of the whitened value: mu = ||D||_F /
+        # (sqrt(2) sigma), the sensitivity a symmetric event states.
         dim = value.shape[0]
         off = dim * (dim - 1) // 2
-        z = _integer_noise(rng, "gaussian", self._grid_scale("gaussian", sigma), off + 2 * dim)
-        z[off:off + dim] += z[off + dim:]
+        diag_sigma = math.nextafter(sigma * SQRT2, math.inf)
+        z = np.concatenate((
+            _integer_noise(rng, "gaussian", self._grid_scale("gaussian", sigma), off),
+            _integer_noise(rng, "gaussian", self._grid_scale("gaussian", diag_sigma), dim)))
         return _on_grid(value, z[_symmetric_gather(dim)], self._k)
 
     def _grid_scale(self, kind: str, scale: float) -> float:

@@ -39,6 +39,7 @@ from . import noise_bounds
 from ._checks import check_choice, check_rng, check_shape, real_array
 from .errors import HorizonExceededError, OutOfBoundsError
 from .samplers import Sampler, resolve_sampler
+from .tape import tap, whiten_symmetric
 
 UNIT_ROUNDOFF = 2.0**-53
 # relative asymmetry tolerated (and removed) in symmetric increments
@@ -232,7 +233,34 @@ class ContinualRelease(ABC):
         self._clipped += clipped
         if self._shift:
             out.ravel()[:: self._shape[0] + 1] += self._shift  # the diagonal, in place
-        return out
+        return tap(self, x, out)
+
+    # -- the loss of one neighbouring pair (`tape.pair_loss`) ---------------------------
+    def _core_sensitivity(self) -> float:
+        """The declared sensitivity in the released values' units: symmetric noise has
+        twice the variance on the diagonal, so a symmetric difference D is hidden like
+        ||D||_F / sqrt(2) (`tape.whiten_symmetric`)."""
+        return self._sensitivity / math.sqrt(2.0) if self._symmetric else self._sensitivity
+
+    def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
+        """(mu**2, 0): the Gaussian-DP loss of two streams of step increments (whitened
+        differences through the mechanism's linear map, over sigma**2)."""
+        diff = np.asarray(first, dtype=float) - np.asarray(second, dtype=float)
+        diff = whiten_symmetric(diff) if self._symmetric else diff.reshape(diff.shape[0], -1)
+        return self._encoded_norm2(diff) / self._sigma**2, 0.0
+
+    def _encoded_norm2(self, diff: np.ndarray) -> float:
+        """||L diff||^2 for the (steps, entries) differences, L the map whose image carries
+        independent N(0, sigma^2) noise.  Default: a binary tree's dyadic nodes, every
+        level up to `_nodes` (an upper bound when a level's last node is never released)."""
+        total = 0.0
+        steps = np.arange(diff.shape[0])
+        for level in range(self._nodes):
+            node = steps >> level
+            sums = np.zeros((int(node[-1]) + 1, diff.shape[1]))
+            np.add.at(sums, node, diff)
+            total += float(np.sum(sums**2))
+        return total
 
     def _prepare_batch(self, batch: np.ndarray) -> tuple[np.ndarray, int]:
         """The sum of the validated, symmetrised and clipped records, and how many were clipped."""

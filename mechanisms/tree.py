@@ -146,7 +146,8 @@ class TreePrivatizer(ContinualRelease):
 
     def _effective_sensitivity(self) -> float:
         factor = float_sensitivity_factor(self._horizon, self._entries(), self._records)
-        return self._sensitivity * factor + self._sampler.l2_slack(self._released_entries())
+        return self._core_sensitivity() * factor + self._sampler.l2_slack(
+            self._released_entries())
 
     def _event_for(self, sigma: float, sensitivity: float) -> TreeAggregationEvent:
         return TreeAggregationEvent(GaussianEvent(sigma, sensitivity), self._nodes)

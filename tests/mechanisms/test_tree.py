@@ -153,7 +153,8 @@ def test_tight_calibration_round_trips_through_exact_accountant(
     node = tree.event.node_event
     assert isinstance(tree.event, TreeAggregationEvent) and isinstance(node, GaussianEvent)
     assert node.sigma == tree.sigma
-    assert l2 <= node.l2_sensitivity <= l2 * float_sensitivity_factor(horizon, 25) + \
+    core = l2 / math.sqrt(2.0) if symmetric else l2  # symmetric noise hides ||D||_F / sqrt 2
+    assert core <= node.l2_sensitivity <= core * float_sensitivity_factor(horizon, 25) + \
         sampler.l2_slack(25)
 
 
@@ -162,8 +163,9 @@ def test_event_sensitivity_includes_float_and_grid_slack():
     exact = TreePrivatizer((21, 21), 1000, sigma=1.0, symmetric=True, sampler=EXACT)
     factor = float_sensitivity_factor(1000, 441)
     assert 1.0 < factor < 1 + 1e-10
-    assert fast.event.node_event.l2_sensitivity == factor
-    assert exact.event.node_event.l2_sensitivity == factor + EXACT.l2_slack(231)
+    core = 1.0 / math.sqrt(2.0)  # symmetric: the whitened sensitivity
+    assert fast.event.node_event.l2_sensitivity == core * factor
+    assert exact.event.node_event.l2_sensitivity == core * factor + EXACT.l2_slack(231)
     assert float_sensitivity_factor(10**6, 441) < 1 + 1e-7
 
 

@@ -1,0 +1,161 @@
+"""A tape of releases: what a white-box end-to-end audit records and forces.
+
+No tape is active by default (each release then pays one context-variable
+read).  Inside `recording(tape)` every release of a mechanism of this layer
+appends an entry: the mechanism, the value it noised (its pre-noise input,
+after clipping) and the output it released.  Inside `recording(tape)` with
+`tape = Tape(forced=first)`, the i-th release returns the output the first
+run released at position i instead of its own (it still draws its noise, so
+generators stay in step) and records its own pre-noise value.
+
+Comparing the two tapes release by release (`pair_loss`) gives the privacy
+loss of one neighbouring pair as adaptive composition counts it: along the
+forced path every later input is a function of the same outputs, so each
+mechanism's pre-noise difference is exactly what its noise must hide.  A run
+whose releases differ in number, mechanism or shape diverged: its release
+schedule depends on the data, and no finite loss is certified
+(`ReplayDivergedError`).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privbandit.accounting.errors import invalid
+
+_ACTIVE: ContextVar[Tape | None] = ContextVar("privbandit_release_tape", default=None)
+
+
+class ReplayDivergedError(RuntimeError):
+    """A forced replay released something the recorded run did not (data-dependent timing)."""
+
+
+@dataclass
+class Entry:
+    """One release: the mechanism, its pre-noise value, and what was released."""
+
+    mechanism: Any
+    value: np.ndarray
+    output: np.ndarray
+
+
+@dataclass
+class Tape:
+    """The releases of one run, in order; `forced`: the recorded run to replay against."""
+
+    forced: Tape | None = None
+    entries: list[Entry] = field(default_factory=list)
+
+    def release(self, mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
+        """Record one release; return what is released (the recorded output when forcing)."""
+        i = len(self.entries)
+        if self.forced is not None:
+            ref = self.forced.entries[i] if i < len(self.forced.entries) else None
+            if ref is None or type(ref.mechanism) is not type(mechanism) or (
+                    ref.value.shape != np.shape(value)):
+                raise ReplayDivergedError(
+                    f"release {i} of the replay ({type(mechanism).__name__}, shape "
+                    f"{np.shape(value)}) has no counterpart in the recorded run "
+                    f"({len(self.forced.entries)} releases): release times or shapes depend "
+                    "on the data")
+            output = ref.output.copy()
+        self.entries.append(Entry(mechanism, np.array(value, dtype=float), np.array(output)))
+        return output
+
+
+def active() -> Tape | None:
+    """The tape releases are recorded on now (None: no audit is running)."""
+    return _ACTIVE.get()
+
+
+def tap(mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """What a mechanism releases: `output`, or the forced output inside a replay."""
+    tape = _ACTIVE.get()
+    return output if tape is None else tape.release(mechanism, value, output)
+
+
+@contextlib.contextmanager
+def recording(tape: Tape):
+    """Record (and, with `tape.forced`, force) every release made inside the block."""
+    if not isinstance(tape, Tape):
+        raise invalid("tape", tape, "a Tape")
+    token = _ACTIVE.set(tape)
+    try:
+        yield tape
+    finally:
+        _ACTIVE.reset(token)
+
+
+@dataclass(frozen=True)
+class PairLoss:
+    """The privacy loss of one neighbouring pair along a forced path.
+
+    mu: the Gaussian-DP parameter of every Gaussian release together (the
+    square root of the sum of squared per-mechanism mus); pure_epsilon: the
+    sum of the pure-DP losses (Laplace releases); releases: how many releases
+    were compared; differing: how many had different pre-noise values.
+    """
+
+    mu: float
+    pure_epsilon: float
+    releases: int
+    differing: int
+
+    def epsilon(self, delta: float) -> float:
+        """epsilon at `delta`: the exact Gaussian-DP conversion plus the pure part (basic
+        composition of the two)."""
+        from privbandit.accounting.accountants import ExactGaussianAccountant
+        from privbandit.accounting.events import GaussianEvent
+
+        if self.mu == 0.0:
+            return self.pure_epsilon
+        if not math.isfinite(self.mu):
+            return math.inf
+        gauss = ExactGaussianAccountant().compose(GaussianEvent(1.0 / self.mu, 1.0))
+        return gauss.epsilon(delta) + self.pure_epsilon
+
+
+def whiten_symmetric(diff: np.ndarray) -> np.ndarray:
+    """The values symmetric noise hides at unit variance: the strict upper triangle, and the
+    diagonal over sqrt(2) (its noise has twice the variance); ||w||^2 = ||D||_F^2 / 2."""
+    dim = diff.shape[-1]
+    upper = np.triu_indices(dim, 1)
+    diag = np.arange(dim)
+    return np.concatenate((diff[..., upper[0], upper[1]],
+                           diff[..., diag, diag] / math.sqrt(2.0)), axis=-1)
+
+
+def pair_loss(first: Tape, second: Tape) -> PairLoss:
+    """The loss of the pair (first, second), the second a forced replay of the first.
+
+    Releases are grouped by mechanism (a continual-release stream is one
+    mechanism over all its steps) and each group is read by its mechanism's
+    `pair_loss(values_first, values_second) -> (mu_squared, pure_epsilon)`.
+    """
+    if len(first.entries) != len(second.entries):
+        raise ReplayDivergedError(
+            f"the replay made {len(second.entries)} releases, the recorded run "
+            f"{len(first.entries)}: release times depend on the data")
+    groups: dict[int, tuple[Any, list[np.ndarray], list[np.ndarray]]] = {}
+    twin: dict[int, int] = {}  # the replay's mechanism -> the recorded run's
+    differing = 0
+    for i, (a, b) in enumerate(zip(first.entries, second.entries, strict=True)):
+        if twin.setdefault(id(b.mechanism), id(a.mechanism)) != id(a.mechanism):
+            raise ReplayDivergedError(
+                f"release {i}: the replay's mechanism released in another recorded stream's "
+                "place (which unit releases depends on the data)")
+        _, va, vb = groups.setdefault(id(a.mechanism), (a.mechanism, [], []))
+        va.append(a.value)
+        vb.append(b.value)
+        differing += int(not np.array_equal(a.value, b.value))
+    mu2 = pure = 0.0
+    for mechanism, va, vb in groups.values():
+        m2, eps = mechanism.pair_loss(va, vb)
+        mu2 += m2
+        pure += eps
+    return PairLoss(math.sqrt(mu2), pure, len(first.entries), differing)
