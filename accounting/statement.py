@@ -9,7 +9,8 @@ with `epsilon=None`, so a reader never mistakes them for DP.
 JSON form (`to_dict`, read back by `from_dict`), stable, with exactly these
 keys in this order:
 
-    relation     one of the `Relation` values, e.g. "cluster-level"
+    relation     one of the `Relation` values, e.g. "interactive" (the only one that
+                 holds for the environment's data of an adaptive algorithm)
     epsilon      a number > 0 for a DP relation, else null
     delta        a number in [0, 1) (0 for pure DP and for non-DP statements)
     accountant   the accountant's name ("pure-dp", "exact-gaussian", ...), or null
@@ -31,9 +32,16 @@ from .plain import to_plain
 
 
 class Relation(str, Enum):
-    """The neighbouring relation, or the kind of protection, a statement is about."""
+    """The neighbouring relation, or the kind of protection, a statement is about.
 
-    RECORD = "record-level"    # one observation (x_t, y_t) differs
+    Only INTERACTIVE protects anyone in an algorithm that chooses its own
+    actions: a changed reward changes later actions and so later records, so
+    a guarantee over realised records (RECORD, CLUSTER) of such an algorithm
+    says nothing about the environment's data (docs/privacy_relations.md).
+    """
+
+    INTERACTIVE = "interactive"  # one user-round's reward in the environment; view: all releases
+    RECORD = "record-level"    # one observation (x_t, y_t) of a given stream differs
     CLUSTER = "cluster-level"  # one observation of one local cluster (seed 000, Definition 1)
     AGENT = "agent-level"      # one reward in one agent's history (seed 002)
     USER = "user-level"        # everything one user contributes
@@ -44,7 +52,8 @@ class Relation(str, Enum):
     @property
     def is_dp(self) -> bool:
         """True for the neighbouring relations of differential privacy."""
-        return self in (Relation.RECORD, Relation.CLUSTER, Relation.AGENT, Relation.USER)
+        return self in (Relation.INTERACTIVE, Relation.RECORD, Relation.CLUSTER, Relation.AGENT,
+                        Relation.USER)
 
 
 JSON_KEYS = ("relation", "epsilon", "delta", "accountant", "float_safe", "unit", "statement",
@@ -110,6 +119,12 @@ class PrivacyStatement:
     def is_dp(self) -> bool:
         """True when the statement is a differential-privacy guarantee."""
         return self.relation.is_dp
+
+    @property
+    def holds_interactively(self) -> bool:
+        """Whether the guarantee holds under the interactive relation (one user-round's
+        reward in the environment differs; the view is the whole run's releases)."""
+        return self.relation is Relation.INTERACTIVE
 
     @classmethod
     def none(cls, reason: str) -> "PrivacyStatement":

@@ -22,6 +22,9 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
       as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
+    End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
+      -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
+      forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry)
     Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
       suite_summary; positive controls in `privbandit.audits.controls`,
@@ -37,6 +40,9 @@ _NAMES = {
     "Auto": "statistics",
     "AuditCase": "cases",
     "Battery": "battery",
+    "EnvironmentAuditReport": "environment",
+    "audit_pairs": "environment",
+    "forced_replay": "environment",
     "ClassifierTester": "classifier",
     "DEFAULT_CONFIDENCE": "defaults",
     "DEFAULT_SAMPLES": "defaults",

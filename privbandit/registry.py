@@ -109,6 +109,8 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
         Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),
         Param("share", float, 0.1, "share of the confidence failure probability given to the "
               "federated model", range="(0, 1)"),
+        Param("rate", float, 0.25, "share of rounds on the released track (public coin; the "
+              "rest act on raw data and are never released)", range="(0, 1]"),
     )
 
 
@@ -125,7 +127,10 @@ class AlgorithmEntry:
     listings; lockstep: optional `(config, seeds) -> [RunResult]`, the runs
     of several seeds of one configuration in one vectorized pass, each equal
     to `run(config, seed)` (`runtime.lockstep`); studies use it when present;
-    extras: `(module, extra)` pairs its runs import, checked when a study names it.
+    extras: `(module, extra)` pairs its runs import, checked when a study names it;
+    build: optional `(config, seed) -> (environment, play)`, the run split in two:
+    `play(environment)` is `run(config, seed)` on that environment, so an audit can
+    hand it a neighbouring one (`privbandit.endtoend`).
     """
 
     name: str
@@ -139,6 +144,7 @@ class AlgorithmEntry:
     description: str = ""
     lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
     extras: tuple[tuple[str, str], ...] = ()
+    build: Callable[[dict[str, Any], Any], tuple[Any, Callable[[Any], Any]]] | None = None
 
     def __post_init__(self) -> None:
         params = tuple(self.params)

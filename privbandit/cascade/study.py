@@ -111,18 +111,25 @@ def run_cascade(
     `prefetch` draws the environment's blocks on a worker thread (the same run, sooner
     when a core is free; `privbandit.envs.pipeline`).
     """
+    env, play = build_play(name, config, seed)
+    env.prefetch = prefetch
+    return play(env)
+
+
+def build_play(name: str, config: dict[str, Any], seed: np.random.SeedSequence):
+    """(world, play): `play(world)` runs `name` on `world` as `run_cascade` does."""
     config = dict(config)
     horizon = config.pop("horizon", None)
     if horizon is None:
         raise config_error("horizon", None, "an integer >= 1 in the run's config")
     env = build_environment(dict(config.pop("environment", {})), seed)
-    env.prefetch = prefetch
     params = fill(check_table(f"[algorithm.params] of {name}", config, _params(name)),
                   _params(name))
     points = params.pop("cluster_points")
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
     every = max(1, horizon // points)
-    return run(policy, env, horizon, seed, cluster_every=every, algorithm=name)
+    return env, lambda world: run(policy, world, horizon, seed, cluster_every=every,
+                                  algorithm=name)
 
 
 def _params(name: str) -> tuple[Param, ...]:
@@ -133,7 +140,8 @@ def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
     presets = {} if kw.get("private") else PRESETS
     return AlgorithmEntry(
         name=name, run=functools.partial(run_cascade, name), params=_params(name),
-        environment=ENVIRONMENT, description=description, presets=presets, **kw,
+        environment=ENVIRONMENT, description=description, presets=presets,
+        build=functools.partial(build_play, name), **kw,
     )
 
 

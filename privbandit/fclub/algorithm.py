@@ -341,10 +341,12 @@ class FederatedClub(Policy):
     @property
     def lockstep_ready(self) -> bool:
         """This class itself with no observer: FCLUB, Homo, FCLUB-DC, Homo-DC, and
-        CDP-FCLUB-DC with the every-round release schedule (its default)."""
+        CDP-FCLUB-DC with the every-round release schedule acting on raw buffers (the
+        paper preset; the batched twin predates acting on released data only)."""
         return (type(self) is FederatedClub and type(self.sync) in (DelayedSync, InstantSync)
                 and self.observer is None
-                and (self.plan is None or self.plan.releases.kind == "every-round"))
+                and (self.plan is None or (self.plan.releases.kind == "every-round"
+                                           and self.plan.act_on == "raw")))
 
     @classmethod
     def lockstep(cls, policies: Any) -> Any:

@@ -2,10 +2,14 @@
 going alone.
 
 Each local server (a party) keeps its users' raw data, which needs no
-privacy from itself, and runs CLUB on it exactly as it would alone (the
-"club-per-server" baseline).  On a data-independent schedule
-(`private.ReleaseSchedule`) every user's new statistics enter that user's
-continual-release stream (`private.PartyStreams`, mechanism by name); the
+privacy from itself.  A public coin (`private.Billboard`) puts a share
+`rate` of rounds on the shared track: there the billboard chooses the item
+from released data only (the user's released cluster's noisy prefixes, with
+the radius that counts the noise) and the record enters the user's
+continual-release stream (`private.PartyStreams`, mechanism by name),
+released on a data-independent schedule (`private.ReleaseSchedule`).  The
+other rounds are local: the server acts on everything it holds, as below,
+and their records are never released.  The
 global server clusters users from the noisy prefixes with tests that count
 the noise (`private.NoiseAwareClustering`), and sends every server, for each
 of its users, the noisy prefixes of that user's cluster mates on other
@@ -17,24 +21,32 @@ servers.  A server then serves user u from two models:
   radius of `private.NoisyRidge` (the known noise variance of those prefixes;
   confidence share alpha), when u's cluster has mates on other servers;
 
-and recommends the item with the highest min(UCB_own, UCB_fed): both are
-upper confidence bounds for u's reward, so their minimum is too (with
-probability >= 1 - alpha), and it is never looser than going alone's.
+and on a local round recommends the item with the highest min(UCB_own,
+UCB_fed): both are upper confidence bounds for u's reward, so their minimum
+is too (with probability >= 1 - alpha), and it is never looser than going
+alone's.  Shared rounds pay for acting on released data only; that is the
+price of federation that stays private when actions adapt.
 
 Privacy guarantee
 -----------------
-Neighbouring relation: record-level across parties -- one observation
-(x, y) of one user of one local server differs (replace-one); the guarantee
-covers everything every OTHER server observes and does (seed 000's trust
-model: a local server holds its users' raw data; Definition 1 of seed 000
-also separates local clusters on one server, which the raw-data guard does
-not).  Sensitivity: ||x|| <= item_bound, y clipped to [0, 1], so
-||z z^T||_F <= item_bound^2 + 1; each record enters one increment of its
-user's stream.  Measure: (epsilon, delta)-DP by the streams' Gaussian event
-(`PartyStreams`, one ledger per server); clustering, downloads and every
-other server's actions are post-processing of the releases, whose times are
-public.  Source: seed 000 (FCLUB setting, CLUB baseline); the privacy and
-clustering tests of `privbandit.private`.
+Neighbouring relation: interactive -- one user-round's reward in the
+environment differs (world, arrivals and contexts the same); the view is
+everything every OTHER server receives over the whole run, actions adapting
+(a local server holds its users' raw data).  Why it holds: a released
+record's action is chosen by the billboard from the public coin, the
+round's items and earlier releases, so in neighbouring environments, along
+any sequence of released outputs, the released records are the same except
+the flipped round's, if it is shared (its reward alone differs); local
+rounds never reach a stream.  Sensitivity: ||x|| <= item_bound B, y clipped
+to [0, 1], so ||z z^T||_F <= c = B^2 + 1 and two records differ by at most
+sqrt(2) c in Frobenius norm, c once whitened (symmetric noise); each record
+enters one increment of its user's stream.  Measure: (epsilon, delta)-DP by
+the streams' Gaussian event (`PartyStreams`, one ledger per server);
+clustering, downloads and every other server's actions are post-processing
+of the releases, whose times are public.  Audited end to end
+(`privbandit.endtoend`).  Source: seed 000 (FCLUB setting, CLUB baseline);
+Shariff & Sheffet (2018) for acting on released prefixes; the tests of
+`privbandit.private`.
 """
 from __future__ import annotations
 
@@ -42,12 +54,21 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import Relation
+
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
 from ..kernels import sherman_morrison, ucb_scores
 from ..policies.base import Policy, check_action, check_items, check_reward, check_user
 from ..policies.club import CLUB
-from ..private import GuardedReports, GuardPlan, NoiseAwareClustering, NoisyRidge, PartyStreams
+from ..private import (
+    Billboard,
+    GuardedReports,
+    GuardPlan,
+    NoiseAwareClustering,
+    NoisyRidge,
+    PartyStreams,
+)
 from .baselines import PerServer
 from .config import FclubConfig
 
@@ -62,8 +83,11 @@ class GuardedFederatedClub(GuardedReports, Policy):
     """See the module docstring.  Shapes: items (K, d), ||x_k|| <= item_bound."""
 
     name = "cdp-fclub-dc+"
-    unit = "one observation (x_t, y_t) of one user, seen from outside its local server"
+    unit = "one user-round's reward in the environment, seen from outside its local server"
     released_by = "server"
+    relation = Relation.INTERACTIVE
+    caveat = ("; released records come only from shared rounds, whose actions the billboard "
+              "chose from released data")
 
     def __init__(self, config: FclubConfig, plan: GuardPlan) -> None:
         if not isinstance(config, FclubConfig):
@@ -93,6 +117,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
                                 confidence * plan.share / 2.0, failure)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
+        self.billboard = Billboard(self.streams, self.ridge, plan.rate, config.beta_scale)
+        self._groups = [np.arange(n)] * n  # each user's released cluster (all, before one)
+        self._shared = False
         self._raw = np.zeros((n, d + 1, d + 1))  # each user's raw statistics, cumulative
         self.labels = np.arange(n)
         self.active = np.zeros(n, dtype=bool)  # users with a federated model
@@ -110,6 +137,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
         user = check_user(user, self.config.n_users)
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
         self._rng = rng  # the privacy noise of the releases that follow this round
+        self._shared = self.billboard.shared(t, rng)
+        if self._shared:
+            return self.billboard.choose(t, user, items, self._groups[user])
         s = self.server[user]
         own = self.own.policies[s].scores(items, int(self.own.local[user]))
         if self.active[user]:
@@ -130,9 +160,10 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._rounds[s] += 1
         x = items[action]
         z = np.append(x, y)
-        zz = np.multiply.outer(z, z)
-        self._raw[user] += zz
-        self.streams.observe(user, zz)
+        self._raw[user] += np.multiply.outer(z, z)
+        if self._shared:  # only a round whose action the billboard chose is released
+            self.billboard.record(t, user, items, action, y)
+            self._shared = False
         # the user's raw record joins the federated models of its mates on its server
         mates = self._mates[user]
         if mates.size:
@@ -147,6 +178,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
     # -- releases, clustering and downloads ----------------------------------------------
     def _release(self, t: int, rng: np.random.Generator) -> None:
         sent = self.streams.release(rng)
+        self.billboard.released_changed()
         uploads = np.bincount(self.server[sent], minlength=self.config.n_servers)
         for s in np.flatnonzero(uploads):
             self._comm.record(UPLOAD, int(uploads[s]), int(uploads[s]) * self._msg, round=t,
@@ -177,6 +209,8 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._mates = [np.flatnonzero((self.server == self.server[u])
                                       & (self.labels == self.labels[u]) & self.active)
                        for u in range(self.config.n_users)]
+        self._groups = [np.flatnonzero(self.labels == self.labels[u])
+                        for u in range(self.config.n_users)]
 
     def params(self) -> dict[str, Any]:
         return {**self.config.params(), **self.plan.params()}
@@ -184,9 +218,8 @@ class GuardedFederatedClub(GuardedReports, Policy):
     # -- replicates in lockstep (`fclub.lockstep.BatchedGuardedClub`) ----------------------
     @property
     def lockstep_ready(self) -> bool:
-        """This class itself, with servers of equal size (their CLUBs stack)."""
-        sizes = np.bincount(self.server, minlength=self.config.n_servers)
-        return type(self) is GuardedFederatedClub and bool(np.all(sizes == sizes[0]))
+        """False: the batched twin predates the billboard's shared track."""
+        return False
 
     @classmethod
     def lockstep(cls, policies: Any) -> Any:

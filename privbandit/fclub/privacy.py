@@ -77,10 +77,13 @@ from ..private.schedule import ReleaseSchedule, release_schedule
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
+ACT_ON = ("released", "raw")
 DETECTIONS = ("private", "noise-aware", "raw")
 MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
+INTERACTIVE_UNIT = ("interactive: one user-round's reward in the environment differs; the "
+                    "view is every release of the run")
 _UNIT_ROUNDOFF = 2.0**-53
 # relative slack on the record bound, covering the item-norm check's tolerance
 _BOUND_SLACK = 1e-8
@@ -153,7 +156,13 @@ class CdpPlan:
     "fixed" / "doubling" batches of `batch` rounds (default horizon // 32),
     each record in exactly one release and the trigger read at release
     rounds only; the stream's horizon counts releases, so a batched stream
-    has fewer, less noisy nodes at the same epsilon.
+    has fewer, less noisy nodes at the same epsilon.  act_on: "released"
+    (default: a local cluster recommends from its synchronized noisy
+    statistics only, so every released record's action comes from released
+    data and the guarantee holds under the interactive relation) or "raw"
+    (the paper's: the synchronized statistics plus the raw buffer since the
+    last upload; then one changed reward moves later released records, and
+    the guarantee holds over realised sequences only -- the `paper` preset).
 
     Privacy guarantee
     -----------------
@@ -187,6 +196,7 @@ class CdpPlan:
     mechanism: str = "tree"
     schedule: str = "every-round"
     batch: int | None = None
+    act_on: str = "released"
     releases: ReleaseSchedule = field(init=False)
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
@@ -208,7 +218,7 @@ class CdpPlan:
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))
         for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
-                              ("mechanism", MECHANISMS)):
+                              ("mechanism", MECHANISMS), ("act_on", ACT_ON)):
             if getattr(self, name) not in allowed:
                 raise config_error(name, getattr(self, name), f"one of {allowed}")
         set_(self, "detection_share", _share(self.detection_share))
@@ -373,13 +383,24 @@ class CdpPlan:
             "epsilon_spent_per_record": self.spent_epsilon(),
             "sampler": sampler_name(self.sampler),
         }
+        details["act_on"] = self.act_on
         if self.detection == "raw":
             return PrivacyStatement(
                 Relation.NONE, unit=RELATION, details=details,
                 summary=f"NOT {cdp}: the local partition is computed from raw user statistics "
                         "(the paper's rule); uploaded statistics and timing are private")
+        if self.act_on == "raw":
+            return PrivacyStatement(
+                Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
+                is_float_safe(self.sampler), unit=RELATION, details=details,
+                summary=f"{cdp} (seed 000 Definition 1) over realised sequences only: local "
+                        "clusters act on raw buffers, so one changed reward moves later "
+                        "released records and the guarantee does NOT hold for the "
+                        "environment's data (docs/privacy_relations.md)")
         return PrivacyStatement(
-            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
-            is_float_safe(self.sampler), unit=RELATION, details=details,
-            summary=f"{cdp} (seed 000 Definition 1): every statistic leaving a local cluster "
-                    "is tree/Gaussian noised and all communication timing is post-processing")
+            Relation.INTERACTIVE, self.epsilon, self.delta, "exact-gaussian",
+            is_float_safe(self.sampler), unit=INTERACTIVE_UNIT, details=details,
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one user-round's reward, "
+                    "actions adapting: local clusters act on synchronized noisy statistics "
+                    "only, every statistic leaving a local cluster is noised and all "
+                    "communication timing is post-processing")

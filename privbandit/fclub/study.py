@@ -63,6 +63,9 @@ PLAN = (
           choices=DETECTIONS),
     Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
     *release_params("tree", "every-round"),  # each local cluster's stream (the paper's)
+    Param("act_on", str, "released", "what a local cluster recommends from: its synchronized "
+          "noisy statistics (private when actions adapt) or also its raw buffer (the paper's; "
+          "private over realised sequences only)", choices=("released", "raw")),
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
@@ -83,7 +86,8 @@ LOCKSTEP = ("fclub", "fclub-dc", "homo", "homo-dc", "cdp-fclub-dc", "cdp-fclub-d
             "club-per-server", "sclub-per-server", "linucb-per-user")
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
-PRESETS = {"paper": {"delta": 0.1, "calibration": "paper"}}
+# (and its raw buffers between uploads: a guarantee over realised sequences only)
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw"}}
 # the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
 PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
@@ -147,6 +151,12 @@ def build_run(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Any, i
     return policy, env, horizon
 
 
+def build_play(name: str, config: dict[str, Any], seed: Any):
+    """(world, play): `play(world)` is `run_algorithm(name, config, seed)` on `world`."""
+    policy, env, horizon = build_run(name, config, seed)
+    return env, lambda world: run(policy, world, horizon, seed, algorithm=name)
+
+
 def _runner(name: str):
     def run_named(config: dict[str, Any], seed: Any) -> RunResult:
         return run_algorithm(name, config, seed)
@@ -170,7 +180,8 @@ def _entries() -> list[AlgorithmEntry]:
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
             presets=_presets(name), description=text,
-            lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None))
+            lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None,
+            build=functools.partial(build_play, name)))
     return out
 
 

@@ -206,7 +206,8 @@ class DelayedSync:
         return self.pend_s[c].copy(), self.pend_u[c].copy(), int(self.pend_n[c])
 
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
-        self.models.add(c, x, y)
+        if self.plan is None or self.plan.act_on == "raw":  # else: act on released data only
+            self.models.add(c, x, y)
         self.pend_s[c] += np.multiply.outer(x, x)  # the arithmetic of the lockstep version
         self.pend_u[c] += y * x
         self.pend_n[c] += 1
@@ -289,8 +290,11 @@ class DelayedSync:
             self.n_sync[c] += self.n_down[c]
             self.s_down[c], self.u_down[c], self.n_down[c] = 0.0, 0.0, 0
             self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
-            self.models.set(c, self.S[c] + self.pend_s[c], self.u[c] + self.pend_u[c],
-                            self.n_sync[c] + self.pend_n[c])
+            if self.plan is not None and self.plan.act_on == "released":
+                self.models.set(c, self.S[c], self.u[c], self.n_sync[c])
+            else:
+                self.models.set(c, self.S[c] + self.pend_s[c], self.u[c] + self.pend_u[c],
+                                self.n_sync[c] + self.pend_n[c])
             self.comm.record(DOWNLOAD, 1, self._msg, round=t)
             if self.observer is not None:
                 self.observer.download(t, int(self.layout.servers[c]))

@@ -263,10 +263,13 @@ def _unit_statement(epsilon: float, sampler, unit: str) -> PrivacyStatement:
 
 def _privacy(epsilon: float, ledgers: list[AgentLedgers], sampler) -> PrivacyStatement:
     spent = [led.epsilon_spent() for led in ledgers]
+    # Interactive: which arms an epoch pulls follows the active set, computed from released
+    # means only, so one changed reward moves one epoch's release (audited end to end).
     return PrivacyStatement(
-        Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler), unit=UNIT,
-        summary=f"{epsilon:g}-DP for each agent (pure): Laplace epoch means, parallel "
-                "composition over disjoint epochs, uploads are post-processing",
+        Relation.INTERACTIVE, epsilon, 0.0, "pure-dp", is_float_safe(sampler), unit=UNIT,
+        summary=f"{epsilon:g}-DP for each agent (pure) under the interactive relation: "
+                "Laplace epoch means, parallel composition over disjoint epochs; the arms "
+                "pulled follow released means only, uploads are post-processing",
         details={
             "mechanism": "Laplace epoch means, scale 1/(epsilon n_r), L1 sensitivity 1/n_r",
             "per_agent_epsilon": spent, "max_agent_epsilon": max(spent, default=0.0),

@@ -80,21 +80,26 @@ def _graph(settings: dict[str, Any], m: int, rng: np.random.Generator):
     raise config_error("environment.graph", kind, f"one of {list(_GRAPHS)}")
 
 
-def run_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
+def _play(alg, env, rng):
+    """(world, play) of an algorithm object: `play(world)` runs it there with `rng`."""
+    return env, lambda world: alg.run(world, rng)
+
+
+def build_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, _, _, p = _setup("cdp-mab", config, seed)
     alg = CDPMAB(p["epsilon"], config["horizon"], participation=p["participation"],
                  rounds=p["rounds"], server_cost=p["server_cost"], sampler=p["sampler"])
-    return alg.run(env, rng)
+    return _play(alg, env, rng)
 
 
-def run_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
+def build_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, graph_rng, settings, p = _setup("ddp-mab", config, seed)
     alg = DDPMAB(p["epsilon"], config["horizon"], _graph(settings, env.n_users, graph_rng),
                  rounds=p["rounds"], agent_cost=p["agent_cost"], sampler=p["sampler"])
-    return alg.run(env, rng)
+    return _play(alg, env, rng)
 
 
-def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
+def build_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     env, rng, _, settings, p = _setup("hdp-mab", config, seed)
     if env.n_users < 3:
         raise config_error("environment.agents", env.n_users, "an integer >= 3 for hdp-mab "
@@ -109,13 +114,24 @@ def run_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     graph = disjoint_union([ring(s) for s in sizes])
     alg = HDPMAB(p["epsilon"], config["horizon"], graph, rounds=p["rounds"],
                  server_cost=p["server_cost"], agent_cost=p["agent_cost"], sampler=p["sampler"])
-    return alg.run(env, rng)
+    return _play(alg, env, rng)
 
 
-for _name, _run, _text in (
-    ("cdp-mab", run_cdp, "master-worker federated MAB with Laplace epoch means (seed 002)"),
-    ("ddp-mab", run_ddp, "decentralized federated MAB, GIS protocol on a graph (seed 002)"),
-    ("hdp-mab", run_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
+def _runs(build):
+    def run_built(config: dict[str, Any], seed: np.random.SeedSequence):
+        env, play = build(config, seed)
+        return play(env)
+
+    run_built.__name__ = build.__name__.replace("build", "run")
+    return run_built
+
+
+run_cdp, run_ddp, run_hdp = _runs(build_cdp), _runs(build_ddp), _runs(build_hdp)
+for _name, _build, _text in (
+    ("cdp-mab", build_cdp, "master-worker federated MAB with Laplace epoch means (seed 002)"),
+    ("ddp-mab", build_ddp, "decentralized federated MAB, GIS protocol on a graph (seed 002)"),
+    ("hdp-mab", build_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
 ):
-    register_algorithm(AlgorithmEntry(_name, _run, private=True, params=PARAMS[_name],
-                                      environment=ENVIRONMENT[_name], description=_text))
+    register_algorithm(AlgorithmEntry(_name, _runs(_build), private=True, params=PARAMS[_name],
+                                      environment=ENVIRONMENT[_name], description=_text,
+                                      build=_build))

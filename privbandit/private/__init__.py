@@ -1,6 +1,9 @@
 """Building blocks of private federated bandits that never do worse than going alone.
 
 - `plan.GuardPlan`: the private settings of a guarded federation;
+- `billboard.Billboard`: the billboard rule enforced -- public-coin tracks,
+  only records whose action the billboard chose from released data enter a
+  stream;
 - `schedule.ReleaseSchedule`: data-independent release times;
 - `streams.PartyStreams`: per-unit continual release of statistics, one
   ledger per party;
@@ -9,6 +12,7 @@
 - `clustering.NoiseAwareClustering`: cluster detection whose tests count the
   noise, so that noise keeps units apart instead of pooling them.
 """
+from .billboard import Billboard, BillboardError
 from .clustering import NoiseAwareClustering, clique_labels
 from .estimates import NoisyRidge, RidgeModel, applied_noise_bound, matrix_noise_bound
 from .plan import MECHANISMS, GuardPlan
@@ -16,6 +20,7 @@ from .reports import GuardedReports
 from .schedule import SCHEDULES, ReleaseSchedule, release_schedule
 from .streams import PartyStreams
 
-__all__ = ["MECHANISMS", "SCHEDULES", "GuardPlan", "GuardedReports", "NoiseAwareClustering",
-           "NoisyRidge", "PartyStreams", "ReleaseSchedule", "RidgeModel", "applied_noise_bound",
-           "clique_labels", "matrix_noise_bound", "release_schedule"]
+__all__ = ["MECHANISMS", "SCHEDULES", "Billboard", "BillboardError", "GuardPlan",
+           "GuardedReports", "NoiseAwareClustering", "NoisyRidge", "PartyStreams",
+           "ReleaseSchedule", "RidgeModel", "applied_noise_bound", "clique_labels",
+           "matrix_noise_bound", "release_schedule"]

@@ -23,8 +23,9 @@ class GuardPlan:
     `batch` rounds (default: T // 32, so about 32 releases); resolution,
     level, miss: the clustering tests (`private.NoiseAwareClustering`);
     share: the fraction of the confidence failure probability given to the
-    federated model (the own model keeps the rest); sampler: the noise
-    sampler.
+    federated model (the own model keeps the rest); rate: the share of
+    rounds on the shared (released) track of a `Billboard`; sampler: the
+    noise sampler.
     """
 
     epsilon: float
@@ -37,6 +38,7 @@ class GuardPlan:
     level: float = 0.99
     miss: float = 1e-3
     share: float = 0.1
+    rate: float = 0.25
     sampler: Sampler | str | None = DEFAULT_SAMPLER
 
     def __post_init__(self) -> None:
@@ -51,6 +53,8 @@ class GuardPlan:
         share = check_positive("share", self.share)
         if not share < 1.0:
             raise config_error("share", self.share, "a fraction in (0, 1)")
+        if not (isinstance(self.rate, (int, float)) and 0.0 < self.rate <= 1.0):
+            raise config_error("rate", self.rate, "a share of rounds in (0, 1]")
         set_(self, "sampler", resolve_sampler(self.sampler))
         set_(self, "batch", release_schedule(self.schedule, self.horizon, self.batch).batch)
 
@@ -61,5 +65,5 @@ class GuardPlan:
         """The plan's settings as recorded in a result (sampler by name)."""
         return {"epsilon": self.epsilon, "delta": self.delta, "mechanism": self.mechanism,
                 "schedule": self.schedule, "batch": self.batch, "resolution": self.resolution,
-                "level": self.level, "miss": self.miss, "share": self.share,
+                "level": self.level, "miss": self.miss, "share": self.share, "rate": self.rate,
                 "sampler": sampler_name(self.sampler)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from privbandit.accounting.ledger import Ledger
-from privbandit.accounting.statement import PrivacyStatement
+from privbandit.accounting.statement import PrivacyStatement, Relation
 
 from ..comm import CommLog
 
@@ -16,6 +16,8 @@ class GuardedReports:
 
     unit: str
     released_by: str
+    relation: Relation = Relation.RECORD
+    caveat: str = ""
 
     @property
     def comm(self) -> CommLog:
@@ -31,4 +33,4 @@ class GuardedReports:
         return self.streams.statement(
             self.unit, f"every statistic leaving a {self.released_by} is a noisy prefix of a "
                        "continual-release stream; clusters, downloads and timing are "
-                       "post-processing")
+                       "post-processing" + self.caveat, self.relation)

@@ -117,9 +117,12 @@ class PartyStreams:
                 "parties": len(self.ledgers), "record_bound": float(self.record_bound),
                 "sampler": sampler_name(self.streams[0].sampler)}
 
-    def statement(self, unit: str, summary: str) -> PrivacyStatement:
-        """The record-level guarantee of the releases, for `unit` (a sentence)."""
+    def statement(self, unit: str, summary: str,
+                  relation: Relation = Relation.RECORD) -> PrivacyStatement:
+        """The guarantee of the releases, for `unit` (a sentence), under `relation`: record-level
+        for the streams alone; interactive when every released record's action came from
+        released information (`Billboard`)."""
         return PrivacyStatement(
-            Relation.RECORD, self.epsilon, self.delta, self.accountant,
+            relation, self.epsilon, self.delta, self.accountant,
             is_float_safe(self.streams[0].sampler), unit=unit, details=self.describe(),
             summary=f"({self.epsilon:g}, {self.delta:g})-DP for {unit}: {summary}")
