@@ -215,14 +215,8 @@ class GuardedFederatedClub(GuardedReports, Policy):
     def params(self) -> dict[str, Any]:
         return {**self.config.params(), **self.plan.params()}
 
-    # -- replicates in lockstep (`fclub.lockstep.BatchedGuardedClub`) ----------------------
+    # -- replicates in lockstep ---------------------------------------------------------
     @property
     def lockstep_ready(self) -> bool:
         """False: the batched twin predates the billboard's shared track."""
         return False
-
-    @classmethod
-    def lockstep(cls, policies: Any) -> Any:
-        from .lockstep import BatchedGuardedClub
-
-        return BatchedGuardedClub(policies)

@@ -43,12 +43,10 @@ import numpy as np
 
 from ..comm import DOWNLOAD, UPLOAD
 from ..kernels import sherman_morrison, ucb_scores
-from ..policies.club import BatchedCLUB
 from ..policies.lockstep import BatchedPolicy, check_replicates
 from ..validation import check_items
 from .algorithm import FederatedClub
 from .baselines import PerServer
-from .guarded import GuardedFederatedClub
 from .models import inverse, logdets
 
 # DelayedSync arrays by local cluster and by global cluster, and the models' arrays, bound
@@ -352,121 +350,6 @@ class BatchedInstantClub(BatchedFederatedClub):
         self._uploads += 1
         self._downloads += self.peers[r, row]
         self._talked.append((t, r))
-
-
-class BatchedGuardedClub(BatchedPolicy):
-    """`GuardedFederatedClub` ("cdp-fclub-dc+") replicates in lockstep.
-
-    Every server's own CLUB of every replicate is one row of a `BatchedCLUB`
-    (row r * L + s: replicate r, server s; servers of equal size), so a round
-    scores and updates the served user's own model for all replicates at
-    once; the federated models (one per user), their min with the own UCB,
-    the raw statistics and the rank-one update of the served user's mates run
-    batched on stacked arrays the replicates' own are views of.  The round's
-    records wait in a stacked buffer; at a release round (the schedule's, the
-    same in every replicate) each replicate hands them to its own streams in
-    order and releases, clusters and rebuilds through its own object, with
-    its own generator -- so its noise, ledgers and messages are its separate
-    run's.
-    """
-
-    def __init__(self, policies: Sequence[GuardedFederatedClub]) -> None:
-        super().__init__(check_replicates(policies, GuardedFederatedClub))
-        first = self.policies[0]
-        cfg = first.config
-        self.dim, self.n_servers = cfg.dim, cfg.n_servers
-        self.server, self.local = first.server, first.own.local
-        self.schedule = first.schedule
-        self.own = BatchedCLUB([c for p in self.policies for c in p.own.policies])
-        for name in ("inv", "b", "theta", "beta", "active", "_raw", "_rounds"):
-            stacked = np.stack([getattr(p, name) for p in self.policies])
-            setattr(self, name.lstrip("_"), stacked)
-            for r, p in enumerate(self.policies):
-                setattr(p, name, stacked[r])
-        rep, n = len(self.policies), cfg.n_users
-        self.mates = np.zeros((rep, n, n), dtype=bool)
-        for r, p in enumerate(self.policies):
-            self._bind_mates(r, p)
-        d1 = cfg.dim + 1
-        self._records = np.empty((rep, 16, d1, d1))  # rounds since the last release
-        self._record_users = np.empty((rep, 16), dtype=np.intp)
-        self._i = 0
-        self._q = self.replicates
-        self._rngs: Sequence[np.random.Generator] = ()
-
-    def check_items(self, items: np.ndarray) -> None:
-        cfg = self.policies[0].config
-        check_items(items, cfg.dim, cfg.item_bound)
-
-    def _bind_mates(self, r: int, p: GuardedFederatedClub) -> None:
-        """Replicate r's mates lists (made at its releases) as rows of a boolean matrix."""
-        self.mates[r] = False
-        for u, mates in enumerate(p._mates):
-            self.mates[r, u, mates] = True
-
-    def select(self, items: np.ndarray, users: np.ndarray, t: int,
-               rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        r = self.replicates
-        self._rngs = rngs  # the privacy noise of the releases that follow this round
-        self._q = q = r * self.n_servers + self.server[users]
-        own = self.own.scores(q, items, self.local[users])
-        active = self.active[r, users]
-        if active.any():
-            fed = ucb_scores(self.theta[r, users], self.inv[r, users], items,
-                             self.beta[r, users][:, None])
-            own = np.where(active[:, None], np.minimum(own, fed), own)
-        return own.argmax(axis=1)
-
-    def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
-               rewards: np.ndarray, t: int) -> None:
-        r = self.replicates
-        y = np.minimum(np.maximum(rewards, 0.0), 1.0)  # the sensitivity assumes [0, 1]
-        x = items[r, actions]
-        self.own.learn(self._q, self.local[users], x, y)
-        self.rounds[r, self.server[users]] += 1
-        z = np.concatenate((x, y[:, None]), axis=1)
-        zz = z[:, :, None] * z[:, None, :]
-        self.raw[r, users] += zz
-        self._keep(zz, users)
-        ri, mates = np.nonzero(self.mates[r, users])
-        if ri.size:  # the records join the federated models of their mates on their server
-            block = self.inv[ri, mates]
-            sherman_morrison(block, x[ri])
-            self.inv[ri, mates] = block
-            b = self.b[ri, mates] + y[ri, None] * x[ri]
-            self.b[ri, mates] = b
-            self.theta[ri, mates] = np.matmul(block, b[:, :, None])[:, :, 0]
-        if self.schedule.is_release(t):
-            self._release(t)
-
-    def _keep(self, zz: np.ndarray, users: np.ndarray) -> None:
-        """Keep the round's records until the next release (buffers doubled when full)."""
-        i = self._i
-        if i == self._records.shape[1]:
-            self._records = np.concatenate((self._records, np.empty_like(self._records)), axis=1)
-            self._record_users = np.concatenate(
-                (self._record_users, np.empty_like(self._record_users)), axis=1)
-        self._records[:, i] = zz
-        self._record_users[:, i] = users
-        self._i = i + 1
-
-    def _flush(self) -> None:
-        """Hand every replicate's kept records to its own streams, in round order."""
-        for r, p in enumerate(self.policies):
-            for user, zz in zip(self._record_users[r, :self._i].tolist(),
-                                self._records[r, :self._i], strict=True):
-                p.streams.observe(user, zz)
-        self._i = 0
-
-    def _release(self, t: int) -> None:
-        self._flush()
-        for r, p in enumerate(self.policies):
-            p._rng = self._rngs[r]
-            p._release(t, p._rng)
-            self._bind_mates(r, p)
-
-    def finish(self) -> None:
-        self._flush()
 
 
 class BatchedPerServer(BatchedPolicy):

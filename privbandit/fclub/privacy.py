@@ -400,7 +400,7 @@ class CdpPlan:
         return PrivacyStatement(
             Relation.INTERACTIVE, self.epsilon, self.delta, "exact-gaussian",
             is_float_safe(self.sampler), unit=INTERACTIVE_UNIT, details=details,
-            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one user-round's reward, "
-                    "actions adapting: local clusters act on synchronized noisy statistics "
+            summary=f"{cdp} and ({self.epsilon:g}, {self.delta:g})-DP for one user-round's "
+                    "reward, actions adapting: local clusters act on synchronized noisy statistics "
                     "only, every statistic leaving a local cluster is noised and all "
                     "communication timing is post-processing")

@@ -26,7 +26,7 @@ def test_non_dp_statements_carry_no_epsilon():
     assert masks.relation is Relation.MASKING and not masks.is_dp and masks.epsilon is None
     none = PrivacyStatement.none("reads raw rewards")
     assert none.to_dict()["relation"] == "none" and none.summary == "none: reads raw rewards"
-    assert [r.is_dp for r in Relation] == [True, True, True, True, False, False, False]
+    assert [r.is_dp for r in Relation] == [True, True, True, True, True, False, False, False]
 
 
 @pytest.mark.parametrize(("args", "kwargs", "match"), [

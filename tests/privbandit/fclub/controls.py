@@ -17,7 +17,8 @@ from privbandit.fclub.sync import DelayedSync
 
 class RawTriggerSync(DelayedSync):
     def _fires(self, c, logdet_noisy, raw_trigger):
-        return raw_trigger
+        # eq. 5 on the raw buffer, whatever the model acts on
+        return logdet(self.S[c] + self.pend_s[c]) - self.logdet_s[c] >= self._ln_u
 
 
 class NoNoiseSync(DelayedSync):

@@ -41,8 +41,10 @@ def check_delayed_invariants(policy, t):
             assert sync.n_g[k] == sync.n_sync[c] + sync.n_down[c]
             # no download is pending after a round
             assert sync.logdet_g[k] - sync.logdet_s[c] < d_ln + 1e-9
-            # the model is the synchronized copy plus the own raw buffer
-            own, own_b, own_n = sync.raw_buffer(c)
+            # the model is the synchronized copy, plus the own raw buffer when acting on raw
+            # data (non-private, or the paper's act_on="raw"); else the copy alone
+            raw = policy.plan is None or policy.plan.act_on == "raw"
+            own, own_b, own_n = sync.raw_buffer(c) if raw else (0.0, 0.0, 0)
             assert np.allclose(sync.models.inv[c] @ (sync.S[c] + own), np.eye(3), atol=1e-6)
             assert np.allclose(sync.models.b[c], sync.u[c] + own_b, atol=1e-8)
             assert sync.models.count[c] == sync.n_sync[c] + own_n
@@ -53,12 +55,13 @@ def check_delayed_invariants(policy, t):
 
 
 @settings(max_examples=8)
-@given(st.integers(0, 10**6), st.floats(1.001, 1.5), st.sampled_from(["fclub-dc", "cdp"]))
+@given(st.integers(0, 10**6), st.floats(1.001, 1.5),
+       st.sampled_from(["fclub-dc", "released", "raw"]))
 def test_delayed_protocol_invariants(seed, threshold, kind):
     kw = {"upload_threshold": threshold, "download_threshold": threshold}
-    if kind == "cdp":
+    if kind != "fclub-dc":
         policy = make_policy("cdp-fclub-dc", dim=3, n_users=6, n_servers=2, horizon=150,
-                             epsilon=50.0, delta=0.1, **kw)
+                             epsilon=50.0, delta=0.1, act_on=kind, **kw)
     else:
         policy = make_policy("fclub-dc", dim=3, n_users=6, n_servers=2, **kw)
     play(policy, 150, seed=seed, hook=check_delayed_invariants)

@@ -38,7 +38,7 @@ def test_each_algorithm_runs_and_reports(name):
     assert result.horizon == 120 and result.algorithm == name
     assert np.all(result.regret >= -1e-12)
     if name == "cdp-fclub-dc+":
-        assert result.privacy.summary.startswith("(2, 1e-05)-DP for one observation")
+        assert result.privacy.summary.startswith("(2, 1e-05)-DP for one user-round's reward")
     elif name == "cdp-fclub-dc":
         assert "(2, 1e-05, L=2, m=2)-CDP" in result.privacy.summary
         assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9

@@ -30,14 +30,34 @@ def _guarded(epsilon: float, horizon: int, **plan) -> GuardedFederatedClub:
 
 def test_without_merges_it_plays_exactly_club_per_server():
     """At an epsilon where no cluster survives the noise, the federated model never turns on
-    and the choices are CLUB's on each server's own data (its confidence share)."""
+    and, with (almost) no shared rounds, the choices are CLUB's on each server's own data
+    (its confidence share)."""
     horizon = 1_500
-    guarded = _guarded(1e-3, horizon)
+    guarded = _guarded(1e-3, horizon, rate=1e-9)
     alone = PerServer(lambda m: CLUB(4, m, alpha=1.5, confidence=0.9 * 0.1), 8, 4, "club")
     a = run(guarded, _world(), horizon, 11)
     b = run(alone, _world(), horizon, 11)
     assert not guarded.active.any()
     np.testing.assert_array_equal(a.regret, b.regret)
+    assert guarded.billboard.shared_rounds == 0
+
+
+def test_only_shared_rounds_reach_the_streams():
+    horizon = 1_000
+    policy = _guarded(1.0, horizon, rate=0.3)
+    run(policy, _world(), horizon, 4)
+    shared = policy.billboard.shared_rounds
+    assert 200 < shared < 400  # about rate * horizon, by a public coin
+    assert int(policy.streams.counts.sum() + policy.streams._pending_counts.sum()) == shared
+
+
+def test_a_record_the_billboard_did_not_choose_is_refused():
+    from privbandit.private import BillboardError
+
+    policy = _guarded(1.0, 100)
+    items = np.eye(4)[:3]
+    with pytest.raises(BillboardError, match="only the action the billboard chose"):
+        policy.billboard.record(0, 0, items, 1, 0.5)
 
 
 def test_at_a_large_epsilon_it_finds_the_clusters_and_uses_them():
@@ -62,10 +82,10 @@ def test_every_ledger_is_charged_before_the_first_release_and_never_again():
     assert [led.spent()[0] for led in policy.ledgers()] == before
 
 
-def test_statement_is_record_level_with_the_plan_budget_and_sampler_safety():
+def test_statement_is_interactive_with_the_plan_budget_and_sampler_safety():
     policy = _guarded(2.0, 500, sampler="exact")
     statement = policy.privacy()
-    assert statement.relation is Relation.RECORD
+    assert statement.relation is Relation.INTERACTIVE and statement.holds_interactively
     assert (statement.epsilon, statement.delta) == (2.0, 1e-5)
     assert statement.float_safe
     assert _guarded(2.0, 500, sampler="fast").privacy().float_safe is False
