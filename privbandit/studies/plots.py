@@ -215,13 +215,17 @@ def _ledger_panel(plt, ax, label: str, cells: list[tuple[float, dict[str, Any]]]
         if curve and curve[-1] > 0:
             releases.plot(np.asarray(record["rounds"]) + 1, np.asarray(curve) / curve[-1],
                           "--", color=color, lw=0.8, alpha=0.7)
-    releases.set_ylim(0, 1.05)
+    top = max((max(p[1] for p in pts) for _, r in cells for pts in r["ledger_trace"].values()
+               if pts), default=1.0)
+    ax.set_ylim(0, 1.3 * top if top > 0 else 1.0)  # room for the legend above the lines
+    releases.set_ylim(0, 1.3)
+    releases.set_yticks(np.linspace(0, 1, 6))
     releases.set_ylabel("communicating rounds so far (share, dashed)", fontsize=8)
     ax.set_title(f"{label}: one step line per party")
     ax.set_xlabel("round")
     ax.set_ylabel("epsilon spent (accountant)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper center", ncol=3)
 
 
 def plot_all(records: list[dict[str, Any]], out_dir: str | Path,
