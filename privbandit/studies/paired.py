@@ -6,7 +6,8 @@ and the seed-to-seed spread of the world cancels in the difference.  For
 each cell of the private label (one epsilon), over the seeds it shares with
 the baseline:
 
-- `ratio`: mean private regret / mean baseline regret;
+- `ratio`: mean private regret / mean baseline regret, with Fieller's
+  interval (below);
 - `diff`: mean of the paired differences private - baseline, with Student's
   t interval (n - 1 degrees of freedom) over the pairs: exact for normal
   differences, and the usual paired t-test's interval otherwise;
@@ -86,6 +87,8 @@ class Paired:
     epsilon: float
     pairs: int             # seeds shared with the baseline
     ratio: float           # mean private / mean baseline
+    ratio_low: float
+    ratio_high: float
     diff: float            # mean of private - baseline over the pairs
     diff_low: float
     diff_high: float
@@ -136,15 +139,15 @@ def _paired(cell: tuple, own: dict, alone: dict, fed: dict | None,
             confidence: float) -> Paired:
     seeds = sorted(own.keys() & alone.keys())
     mine, base = np.array([own[s] for s in seeds]), np.array([alone[s] for s in seeds])
-    ratio = float(mine.mean() / base.mean()) if seeds and base.mean() != 0 else math.nan
+    ratio = fieller_interval(mine, base, confidence)
     diff = mean_interval(mine - base, confidence)
     epsilon = float(dict(cell).get("epsilon", math.nan))
     if fed is None:
-        return Paired(cell, epsilon, len(seeds), ratio, *diff)
+        return Paired(cell, epsilon, len(seeds), *ratio, *diff)
     shared = [s for s in seeds if s in fed]
     gain = fieller_interval([alone[s] - own[s] for s in shared],
                             [alone[s] - fed[s] for s in shared], confidence)
-    return Paired(cell, epsilon, len(seeds), ratio, *diff, *gain)
+    return Paired(cell, epsilon, len(seeds), *ratio, *diff, *gain)
 
 
 def break_even(comparisons: Iterable[Paired]) -> float:

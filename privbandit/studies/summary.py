@@ -2,7 +2,8 @@
 
 With a [break_even] table, the private label's rows also carry the paired
 comparison with the baseline (`paired.compare`, the one place it is
-computed): `pairs`, `ratio_to_baseline`, `diff_mean`, `diff_low`,
+computed): `pairs`, `ratio_to_baseline` (ratio of means) with `ratio_low`,
+`ratio_high` (Fieller's 95% interval), `diff_mean`, `diff_low`,
 `diff_high` (private - baseline, 95% t interval over paired seeds), `fgr`,
 `fgr_low`, `fgr_high` (federation gain recovered and Fieller's interval;
 empty without a federated reference), `significant` ("below" or "above"
@@ -27,8 +28,9 @@ from .runner import write_atomic
 from .spec import BreakEven
 
 PRIVACY_KEYS = ("epsilon", "delta", "calibration")
-PAIRED_KEYS = ("pairs", "ratio_to_baseline", "diff_mean", "diff_low", "diff_high", "fgr",
-               "fgr_low", "fgr_high", "significant", "break_even_epsilon")
+PAIRED_KEYS = ("pairs", "ratio_to_baseline", "ratio_low", "ratio_high", "diff_mean",
+               "diff_low", "diff_high", "fgr", "fgr_low", "fgr_high", "significant",
+               "break_even_epsilon")
 
 
 def cell_key(record: dict[str, Any]) -> tuple:
@@ -109,8 +111,9 @@ def _add_paired(rows: list[dict[str, Any]], records: list[dict[str, Any]],
 def paired_columns(p: Paired, with_fgr: bool) -> dict[str, Any]:
     """A comparison's summary columns (the FGR columns empty without a federated label)."""
     fgr = (p.fgr, p.fgr_low, p.fgr_high) if with_fgr else ("", "", "")
-    return dict(zip(PAIRED_KEYS[:-1], (p.pairs, p.ratio, p.diff, p.diff_low, p.diff_high,
-                                       *fgr, p.significant), strict=True))
+    return dict(zip(PAIRED_KEYS[:-1], (p.pairs, p.ratio, p.ratio_low, p.ratio_high, p.diff,
+                                       p.diff_low, p.diff_high, *fgr, p.significant),
+                    strict=True))
 
 
 def final_cluster_error(group: list[dict[str, Any]]) -> float | str:
@@ -198,18 +201,20 @@ def paired_table(rows: list[dict[str, Any]], break_even: BreakEven | tuple) -> l
         lines.append(f"FGR = ({be.baseline} - {be.private}) / ({be.baseline} - "
                      f"{be.federated}), the federation gain recovered")
     fgr_head = f" {'FGR [interval]':>24}" if be.federated else ""
-    lines.append(f"{'epsilon':>8} {'pairs':>5} {'regret':>10} {'ratio':>6} "
+    lines.append(f"{'epsilon':>8} {'pairs':>5} {'regret':>10} {'ratio [interval]':>22} "
                  f"{'private - ' + be.baseline + ' [interval]':>32}{fgr_head} significant")
     for r in rows:
         if r["label"] != be.private:
             continue
+        ratio = (f"{r['ratio_to_baseline']:.3f} [{r['ratio_low']:.3f}, "
+                 f"{r['ratio_high']:.3f}]")
         diff = f"{r['diff_mean']:+.1f} [{r['diff_low']:+.1f}, {r['diff_high']:+.1f}]"
         fgr = "" if be.federated is None else " " + (
             f"{_percent(r['fgr'])} [{_percent(r['fgr_low'])}, {_percent(r['fgr_high'])}]"
         ).rjust(24)
         name = f"{r['epsilon']:g}" + (f" {r['other']}" if r["other"] else "")
-        lines.append(f"{name:>8} {r['pairs']:>5} {r['regret_mean']:>10.1f} "
-                     f"{r['ratio_to_baseline']:>6.3f} {diff:>32}{fgr} {r['significant']}")
+        lines.append(f"{name:>8} {r['pairs']:>5} {r['regret_mean']:>10.1f} {ratio:>22} "
+                     f"{diff:>32}{fgr} {r['significant']}")
     return lines
 
 

@@ -76,7 +76,8 @@ def test_the_paired_table_is_printed_and_written_per_epsilon(tmp_path, capsys):
     # alone = 1.6 c, federated = 0.5 c, private = (1 + 1/eps) c: FGR = (0.6 - 1/eps) / 1.1
     for row, eps, verdict in zip(rows, (1, 4, 16), ("above", "below", "below"), strict=True):
         assert row["pairs"] == "3" and row["significant"] == verdict
-        assert float(row["ratio_to_baseline"]) == pytest.approx((1 + 1 / eps) / 1.6, rel=1e-5)
+        for key in ("ratio_to_baseline", "ratio_low", "ratio_high"):  # proportional: exact
+            assert float(row[key]) == pytest.approx((1 + 1 / eps) / 1.6, rel=1e-5)
         assert float(row["diff_low"]) <= float(row["diff_mean"]) <= float(row["diff_high"])
         fgr = (0.6 - 1 / eps) / 1.1
         for key in ("fgr", "fgr_low", "fgr_high"):
@@ -133,3 +134,15 @@ def test_break_even_needs_one_baseline_row_and_the_paired_columns():
     assert break_even_epsilon(rows[1:3], "a", "b") == math.inf
     with pytest.raises(ConfigError, match="paired columns"):
         break_even_epsilon([{"label": "a", "epsilon": 1}, rows[2]], "a", "b")
+
+
+def test_study_plot_reads_a_results_folder_written_before_the_federated_key(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["study", "run", str(_study(tmp_path, 1.6)), "--out", str(out),
+                 "--workers", "1", "--no-plots"]) == 0
+    (out / "study.json").write_text('{"name": "be", "break_even": ["private", "alone"]}')
+    capsys.readouterr()
+    assert main(["study", "plot", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1] == "break_even_epsilon: 4"
+    assert not any(line.startswith("FGR") for line in printed)

@@ -46,6 +46,8 @@ def test_a_consistent_gain_is_significant_and_a_mixed_one_is_not():
     assert one.diff == pytest.approx(-10.0) and one.diff_high < 0 < one.diff_high + 10
     assert one.significant == "below"
     assert one.ratio == pytest.approx(np.mean(clear) / np.mean(ALONE))
+    assert one.ratio_low < one.ratio < one.ratio_high < 1  # Fieller's, alone as denominator
+    assert two.ratio_low < 1 < two.ratio_high
     assert two.diff_low < 0 < two.diff_high and two.significant == "no"
     assert break_even([one, two]) == 1.0
     assert math.isnan(one.fgr)  # no federated reference
@@ -71,6 +73,7 @@ def test_runs_pair_by_seed_not_by_order():
 def test_one_pair_has_no_interval():
     (p,) = compare(records("alone", [3.0]) + records("p", [1.0], 1.0), "p", "alone")
     assert (p.diff, p.diff_low, p.diff_high) == (-2.0, -math.inf, math.inf)
+    assert (p.ratio, p.ratio_low, p.ratio_high) == pytest.approx((1 / 3, -math.inf, math.inf))
     assert p.significant == "no"
 
 
