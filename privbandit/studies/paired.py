@@ -98,7 +98,8 @@ class Paired:
 
     @property
     def significant(self) -> str:
-        """"below" / "above" when the interval of private - baseline excludes 0, else "no"."""
+        """Where the interval of private - baseline lies: "below" 0, "above" 0, or "no"
+        (it holds 0: no significant difference)."""
         if self.diff_high < 0:
             return "below"
         return "above" if self.diff_low > 0 else "no"
