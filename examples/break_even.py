@@ -70,7 +70,7 @@ def plot(per_horizon: dict[int, list[dict]], found: dict[str, float], path: Path
     for h, b in zip(horizons, be, strict=True):
         right.annotate(f"{b:g}", (h, b if math.isfinite(b) else 1.0), fontsize=8)
     right.set(xscale="log", xlabel="horizon T", ylabel="break-even epsilon (inf: none)",
-              title=f"Smallest epsilon at or below {baseline}")
+              title=f"Smallest epsilon significantly below {baseline}")
     if any(math.isfinite(b) for b in be):  # a log axis needs a point to show
         right.set_yscale("log")
     fig.tight_layout()

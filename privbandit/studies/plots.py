@@ -6,8 +6,25 @@
 - `regret_vs_epsilon.png`: final regret against epsilon (log axis) per
   algorithm and calibration, non-private algorithms as horizontal lines;
 - `communication.png`: communicating rounds against rounds (mean over seeds);
-- `ledgers.png`: cumulative epsilon spent over rounds by each party (ledger),
-  one panel per private algorithm, one colour per epsilon budget (first seed).
+- `ledgers.png`: epsilon spent against rounds, as releases happen: one panel
+  per private algorithm, one colour per epsilon budget (first seed of each
+  cell), a step line per party (ledger), and under it, dashed on the right
+  axis, the share of the run's communicating rounds made so far.
+
+What the ledgers picture shows, and why.  A ledger is charged before the
+release it pays for (`privbandit.accounting.Ledger`), and the run records,
+per ledger, the accountant's epsilon after each change of its spending
+(`ledger_trace`: [round, epsilon] pairs, dated at the first observation of
+the run loop's schedule at or after the charge: at the end of the protocol's
+step, or within horizon/100 rounds).  The step line is that epsilon: what
+the accountant has composed so far.  An algorithm charged per release steps
+at each release.  A stream calibrated over the whole run (each record meets
+one continual-release stream, so the streams compose in parallel) is charged
+its whole budget once, before its first release: the accountant's epsilon is
+then the full budget from that charge on, and the line is flat while the
+dashed curve shows the releases it covers going out.  The loss of only the
+first k releases of such a stream is not what the accountant charged, is not
+recorded, and is not drawn: a ramp would claim a spending no ledger made.
 """
 from __future__ import annotations
 
@@ -80,7 +97,8 @@ def plot_regret_curves(records: list[dict[str, Any]], path: Path) -> Path:
 def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
                            break_even: tuple[str, float] | None = None) -> Path:
     """Final regret against epsilon; `break_even` = (label, epsilon) marks where that
-    private algorithm first reaches its baseline (inf: a note that it never does)."""
+    private algorithm is first significantly below its baseline (inf: a note that it
+    never is)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     series: dict[str, list[tuple[float, float, float]]] = {}
@@ -112,8 +130,9 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
             ax.annotate(f" break-even epsilon of {label}: {value:g}", (value, 0.5),
                         xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="center")
         else:
-            ax.text(0.99, 0.97, f"{label} never reaches its baseline (break-even epsilon: inf)",
-                    transform=ax.transAxes, fontsize=8, ha="right", va="top")
+            ax.text(0.99, 0.97, f"{label} is at no epsilon significantly below its baseline "
+                    "(break-even epsilon: none)", transform=ax.transAxes, fontsize=8,
+                    ha="right", va="top")
     ax.set_xlabel("epsilon (log scale)")
     ax.set_ylabel("final cumulative regret")
     ax.set_title("Budget vs regret (mean ± 1 sd over seeds)")
@@ -152,36 +171,61 @@ def plot_communication(records: list[dict[str, Any]], path: Path) -> Path:
 
 
 def plot_ledgers(records: list[dict[str, Any]], path: Path) -> Path:
-    """Cumulative epsilon spent over rounds by every party's ledger (first seed of a cell)."""
+    """Epsilon spent against rounds by every party's ledger, stepping at each charge, and
+    the share of communicating rounds made so far (first seed of a cell; see the module
+    docstring for what the lines mean)."""
     plt = _pyplot()
-    panels: dict[str, list[tuple[float, dict[str, list]]]] = {}
+    panels: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     for (label, _, cell), group in group_cells(records).items():
-        trace = group[0].get("ledger_trace") or {}
-        if trace:
-            panels.setdefault(label, []).append((dict(cell).get("epsilon", 0.0), trace))
+        if group[0].get("ledger_trace"):
+            panels.setdefault(label, []).append((dict(cell).get("epsilon", 0.0), group[0]))
     cols = max(1, min(2, len(panels)))
-    fig, axes = plt.subplots(-(-max(len(panels), 1) // cols), cols, squeeze=False,
-                             figsize=(6.0 * cols, 4.0 * -(-max(len(panels), 1) // cols)))
-    horizon = max((r.get("horizon", 1) for r in records), default=1)
+    rows = -(-max(len(panels), 1) // cols)
+    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(6.4 * cols, 4.0 * rows))
     for ax, (label, cells) in zip(axes.flat, panels.items(), strict=False):
-        colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, len(cells)))
-        for (eps, trace), color in zip(sorted(cells, key=lambda c: c[0]), colors, strict=True):
-            for i, points in enumerate(trace.values()):
-                steps = np.asarray(points + [[horizon - 1, points[-1][1]]], dtype=float)
-                ax.step(steps[:, 0] + 1, steps[:, 1], where="post", color=color, alpha=0.6,
-                        lw=1, label=f"epsilon = {eps:g}" if i == 0 else None)
-        ax.set_title(f"{label}: one line per party")
-        ax.set_xlabel("round")
-        ax.set_ylabel("cumulative epsilon spent")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        _ledger_panel(plt, ax, label, sorted(cells, key=lambda c: c[0]))
     if not panels:
         axes.flat[0].text(0.5, 0.5, "no ledgers (no private algorithm in this study)",
                           ha="center", transform=axes.flat[0].transAxes)
     for ax in list(axes.flat)[max(len(panels), 1):]:
         ax.axis("off")
-    fig.suptitle("Privacy spent over rounds, per party")
+    fig.suptitle("Epsilon spent as releases happen (the accountant's epsilon after each "
+                 "charge; a charge comes before the releases it covers)", fontsize=10)
     return _save(fig, path)
+
+
+def ledger_steps(points: list[list[float]], horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rounds counted from 1, epsilon) of a ledger's trace as a post-step line: 0 before
+    the first charge, the accountant's epsilon after each, held to the last round."""
+    steps = np.asarray([[0, 0.0], *points, [horizon - 1, points[-1][1] if points else 0.0]],
+                       dtype=float)
+    return steps[:, 0] + 1, steps[:, 1]
+
+
+def _ledger_panel(plt, ax, label: str, cells: list[tuple[float, dict[str, Any]]]) -> None:
+    """One private algorithm: a step line per ledger, the communicating rounds dashed."""
+    colors = plt.get_cmap("viridis")(np.linspace(0, 0.9, len(cells)))
+    releases = ax.twinx()
+    for (eps, record), color in zip(cells, colors, strict=True):
+        horizon = record.get("horizon", 1)
+        for i, points in enumerate(record["ledger_trace"].values()):
+            ax.step(*ledger_steps(points, horizon), where="post", color=color, alpha=0.6,
+                    lw=1, label=f"epsilon = {eps:g}" if i == 0 else None)
+        curve = record.get("comm_rounds_curve")
+        if curve and curve[-1] > 0:
+            releases.plot(np.asarray(record["rounds"]) + 1, np.asarray(curve) / curve[-1],
+                          "--", color=color, lw=0.8, alpha=0.7)
+    top = max((max(p[1] for p in pts) for _, r in cells for pts in r["ledger_trace"].values()
+               if pts), default=1.0)
+    ax.set_ylim(0, 1.3 * top if top > 0 else 1.0)  # room for the legend above the lines
+    releases.set_ylim(0, 1.3)
+    releases.set_yticks(np.linspace(0, 1, 6))
+    releases.set_ylabel("communicating rounds so far (share, dashed)", fontsize=8)
+    ax.set_title(f"{label}: one step line per party")
+    ax.set_xlabel("round")
+    ax.set_ylabel("epsilon spent (accountant)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", ncol=3)
 
 
 def plot_all(records: list[dict[str, Any]], out_dir: str | Path,

@@ -24,6 +24,7 @@ A study file looks like::
     [break_even]              # optional: where a private algorithm pays its way
     private = "CDP-FCLUB-DC"  # a private algorithm's label (with an epsilon grid)
     baseline = "alone"        # the label of a single-cell algorithm to beat
+    federated = "FCLUB-DC"    # optional: the single-cell federated reference of FGR
 
 Every key is validated on load against the registry's declarations
 (`privbandit.schema`): [algorithm.params] and [algorithm.grid] against the
@@ -44,7 +45,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:  # Python >= 3.11
     import tomllib
@@ -57,8 +58,17 @@ from ..schema import by_name, check_table, fill, unknown_key
 
 _TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm",
              "break_even"}
-_BREAK_EVEN_KEYS = {"private", "baseline"}
+_BREAK_EVEN_KEYS = {"private", "baseline", "federated"}
 _ALG_KEYS = {"name", "label", "preset", "params", "grid"}
+
+
+class BreakEven(NamedTuple):
+    """The [break_even] table: the private label, the baseline it must beat, and the
+    federated reference of the federation gain recovered (optional); see `paired`."""
+
+    private: str
+    baseline: str
+    federated: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +138,7 @@ class StudySpec:
     max_points: int
     environment: dict[str, Any]
     algorithms: tuple[AlgorithmSpec, ...]
-    break_even: tuple[str, str] | None = None  # (private label, baseline label)
+    break_even: BreakEven | None = None
 
     def with_overrides(self, base_seed: int | None = None,
                        horizon: int | None = None) -> StudySpec:
@@ -207,9 +217,10 @@ def study_from_dict(raw: dict[str, Any]) -> StudySpec:
     return StudySpec(name, horizon, seeds, base_seed, max_points, environment, specs, break_even)
 
 
-def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> tuple[str, str] | None:
-    """[break_even] private = label, baseline = label: both labels of this study, the
-    first a private algorithm with an epsilon grid, the second a single cell."""
+def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> BreakEven | None:
+    """[break_even] private = label, baseline = label, federated = label (optional): labels
+    of this study, the first a private algorithm with an epsilon grid, the others single
+    cells (the federated reference other than the baseline)."""
     if raw is None:
         return None
     table = _table("break_even", raw)
@@ -223,11 +234,16 @@ def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> tuple[str, str] |
         choices = [a.label for a in specs if get_algorithm(a.name).private and "epsilon" in a.grid]
         raise config_error("break_even.private", private,
                            f"the label of a private algorithm with an epsilon grid: {choices}")
-    base = by_label.get(baseline)
-    if base is None or base.grid:
-        raise config_error("break_even.baseline", baseline, "the label of an algorithm "
-                           f"without a grid: {[a.label for a in specs if not a.grid]}")
-    return private, baseline
+    single = [a.label for a in specs if not a.grid]
+    if baseline not in single:
+        raise config_error("break_even.baseline", baseline,
+                           f"the label of an algorithm without a grid: {single}")
+    federated = table.get("federated")
+    if federated is not None and (federated not in single or federated == baseline):
+        raise config_error("break_even.federated", federated,
+                           "the label of an algorithm without a grid other than the baseline: "
+                           f"{[label for label in single if label != baseline]}")
+    return BreakEven(private, baseline, federated)
 
 
 def _entry(i: int, raw: Any) -> AlgorithmEntry:

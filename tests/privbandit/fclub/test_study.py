@@ -99,5 +99,5 @@ def test_default_tradeoff_study_compares_guarded_paper_plain_and_alone():
     private = [run for run in runs if run.algorithm.startswith("cdp-")]
     assert {run.cell["epsilon"] for run in private} == {0.5, 1, 2, 4, 8, 16}
     assert {run.config()["delta"] for run in private} == {1e-5}
-    assert spec.break_even == ("CDP-FCLUB-DC+", "alone")
+    assert spec.break_even == ("CDP-FCLUB-DC+", "alone", "FCLUB-DC")
     assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 2 * 6)
