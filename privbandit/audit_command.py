@@ -47,6 +47,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="skip the exact (OpenDP) sampler variants of our mechanisms")
     p.add_argument("--controls", action="store_true",
                    help="also run the positive controls (each must be rejected)")
+    p.add_argument("--end-to-end", action="store_true",
+                   help="also audit every private algorithm end to end on neighbouring "
+                        "environments (one reward flipped, releases forced; small worlds)")
     p.set_defaults(func=run)
     return p
 
@@ -84,6 +87,23 @@ def _write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)  # atomic: a reader never sees half a report
 
 
+def _end_to_end(failures: list[str]) -> dict[str, Any]:
+    """Forced-replay audits of the registry's private algorithms; a violated interactive
+    claim is a failure."""
+    from privbandit.endtoend import audit_registry
+
+    out = {}
+    for name, report in audit_registry().items():
+        print(f"end to end {name}: {report.describe()}")
+        worst = report.worst
+        out[name] = {"verdict": report.verdict, "claimed_epsilon": report.claimed_epsilon,
+                     "delta": report.delta,
+                     "worst_epsilon": None if worst is None or worst.diverged else worst.epsilon}
+        if report.verdict == "violation":
+            failures.append(f"end to end {name}: {worst.describe()}")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the suite; 0 if every verdict is as expected, else 1."""
     rng = np.random.default_rng(args.seed)
@@ -106,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     for row in summary["attacks"]["anonymity_differencing_C10_p05"]:
         print(f"anonymity attack (C=10, rate 0.5, laplace eps={row['laplace_epsilon']}): "
               f"accuracy {row['accuracy']:.3f}, eps lower bound {row['epsilon_lower_bound']:.3g}")
+    if args.end_to_end:
+        summary["end_to_end"] = _end_to_end(summary["failures"])
     _write_json(args.json, summary)
     for line in summary["failures"]:
         print(f"FAIL {line}")

@@ -127,3 +127,31 @@ def audit_entry(name: str, config: dict[str, Any], seed: Any, flips: Sequence[in
             label = f"flip at {at}" + (f", agent {agent}" if len(agents) > 1 else "")
             pairs[label] = run
     return audit_pairs(pairs, delta, eps)
+
+
+# Small worlds for auditing every private entry (two runs per pair): horizon, and the rounds
+# (epochs, for the federated MAB) flipped -- early flips move the most records.
+AUDIT_SIZES = {"cdp-fclub-dc": 1024, "cdp-fclub-dc+": 1024, "cdp-fedc3ucb-h": 512,
+               "cdp-fedc3ucb-h+": 512, "cdp-mab": 20000, "ddp-mab": 20000, "hdp-mab": 20000}
+EPOCH_FLIPS = (0, 2)
+EPOCH_ENTRIES = ("cdp-mab", "ddp-mab", "hdp-mab")  # their worlds draw rewards per epoch
+
+
+def small_config(name: str, epsilon: float, **params: Any) -> dict[str, Any]:
+    """Entry `name` at its defaults (and `params`) on its default world, audit-sized."""
+    from .schema import defaults
+
+    entry = get_algorithm(name)
+    return {**entry.defaults, **params, "epsilon": epsilon, "horizon": AUDIT_SIZES[name],
+            "environment": defaults(entry.environment)}
+
+
+def audit_registry(epsilon: float = 1.0, seed: int = 3) -> dict[str, EnvironmentAuditReport]:
+    """Every private entry that builds its run, audited at `epsilon` on small worlds."""
+    out = {}
+    for name in AUDIT_SIZES:
+        cfg = small_config(name, epsilon)
+        epochs = name in EPOCH_ENTRIES
+        flips = EPOCH_FLIPS if epochs else (5, cfg["horizon"] - 2)
+        out[name] = audit_entry(name, cfg, seed, flips, agents=(0, 1) if epochs else (0,))
+    return out

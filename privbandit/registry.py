@@ -109,8 +109,10 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
         Param("miss", float, 1e-3, "miss probability of the clustering tests", range="(0, 1)"),
         Param("share", float, 0.1, "share of the confidence failure probability given to the "
               "federated model", range="(0, 1)"),
-        Param("rate", float, 0.25, "share of rounds on the released track (public coin; the "
+        Param("rate", float, 0.01, "share of rounds on the released track (public coin; the "
               "rest act on raw data and are never released)", range="(0, 1]"),
+        Param("merged_rate", float, None, "share of rounds released for a user whose "
+              "released cluster spans other parties (default: rate)", range="(0, 1]"),
     )
 
 

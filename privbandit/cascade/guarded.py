@@ -2,9 +2,13 @@
 never do worse than the agents going alone (FedInd).
 
 Every agent is a party.  It learns from its own data exactly as FedInd does
-(its raw statistics need no privacy from itself) and, on a data-independent
-schedule, releases its new statistics through its continual-release stream
-(`private.PartyStreams`, mechanism by name).  The server clusters agents
+(its raw statistics need no privacy from itself).  A public coin and
+released facts (`private.Billboard`) put some rounds on the shared track:
+there the billboard ranks the items by the released model of the agent's
+released cluster (noisy prefixes only) and the round's statistics enter the
+agent's continual-release stream (`private.PartyStreams`, mechanism by
+name), released on a data-independent schedule.  Local rounds act as below
+and are never released.  The server clusters agents
 from the noisy prefixes with tests that count the noise
 (`private.NoiseAwareClustering`) and sends each agent the noisy prefixes of
 its cluster mates.  Agent u scores item i with
@@ -19,8 +23,11 @@ what the noise costs, as `cascade.private` does.  It then recommends the top K.
 
 Privacy guarantee
 -----------------
-Neighbouring relation: record-level, one round of one agent differs (its
-examined items and click; replace-one).  Sensitivity: a round adds
+Neighbouring relation: interactive -- one user-round's click feedback in the
+environment differs; the view is every release, actions adapting.  A
+released round's ranking comes from the billboard (public coin, the round's
+items, earlier releases), so neighbours' released records differ in the
+flipped round's only (its examined items and click; replace-one).  Sensitivity: a round adds
 sum_k z_k z_k^T over at most K examined items of norm <= item_bound B and one
 click, Frobenius norm <= K B^2 + 1 (one record of `PartyStreams`).
 Measure: (epsilon, delta)-DP per record by the agent's stream event, one
@@ -36,11 +43,14 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.statement import Relation
+
 from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import oful_beta, sherman_morrison, ucb_scores
 from ..policies.base import check_user
 from ..private import (
+    Billboard,
     GuardedReports,
     GuardPlan,
     NoiseAwareClustering,
@@ -50,15 +60,17 @@ from ..private import (
 )
 from .algorithm import IndependentCascadeUCB
 from .oracle import top_k_list
-from .private import UNIT
 
 
 class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
     """See the module docstring.  `plan`: a `private.GuardPlan` for `horizon`."""
 
     name = "cdp-fedc3ucb-h+"
-    unit = UNIT
+    unit = "one user-round's click feedback in the environment, seen from outside its agent"
     released_by = "agent"
+    relation = Relation.INTERACTIVE
+    caveat = ("; released records come only from shared rounds, whose rankings the "
+              "billboard chose from released data")
 
     @classmethod
     def from_settings(cls, dim: int, n_users: int, n_items: int, list_len: int, horizon: int,
@@ -96,12 +108,21 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         self.fed_theta = np.zeros((n, d))
         self.fed_beta = np.zeros(n)
         self._raw = np.zeros((n, d + 1, d + 1))
+        self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate)
+        self._groups = [np.arange(n)] * n  # each agent's released cluster (all, before one)
+        self._shared = False
         self._comm = CommLog()
         self._msg = (d + 1) * (d + 1) * 8
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> np.ndarray:
         u = check_user(user, self.n_users)
         self._rng = rng
+        shared = self.billboard.decide(t, u, items, self._groups[u], rng,
+                                       merged=self._groups[u].size > 1, rank=self._rank)
+        self._shared = shared is not None
+        if self._shared:
+            self._last = (items, shared)
+            return shared
         scores = self.scores(items, u)
         if self.active[u]:
             fed = ucb_scores(self.fed_theta[u], self.fed_inv[u], items, self.fed_beta[u])
@@ -130,13 +151,16 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
             np.matmul(self.fed_inv[u], self.fed_b[u], out=self.fed_theta[u])
         zz = z.T @ z
         self._raw[u] += zz
-        self.streams.observe(u, zz)
+        if self._shared:  # only a ranking the billboard chose is released
+            self.billboard.record(t, u, action, zz)
+            self._shared = False
         if self.schedule.is_release(t):
             self._release(t)
 
     def _release(self, t: int) -> None:
         st = self.streams
         sent = st.release(self._rng)
+        self.billboard.released_changed()
         if sent.size:
             self._comm.record(UPLOAD, int(sent.size), int(sent.size) * self._msg, round=t)
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
@@ -145,8 +169,13 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
             count = int(self.active.sum())
             self._comm.record(DOWNLOAD, count, count * self._msg, round=t)
 
+    def _rank(self, scores: np.ndarray) -> np.ndarray:
+        return top_k_list(np.minimum(scores, 1.0), self.list_len)
+
     def _rebuild(self) -> None:
         st, r = self.streams, self.ridge
+        self._groups = [np.flatnonzero(self.labels == self.labels[u])
+                        for u in range(self.n_users)]
         for u in range(self.n_users):
             others = np.flatnonzero(self.labels == self.labels[u])
             others = others[others != u]

@@ -50,9 +50,14 @@ when beta="lemma6"); 1.0 adds the full theoretical term.
 
 Privacy guarantee
 -----------------
-Neighbouring relation: record-level, one observation of one agent -- two
-runs that differ in the examined items and click of one round of one agent
-(replace-one).  Sensitivity: the round's increment sum_k z_k z_k^T has
+Neighbouring relation: interactive -- one user-round's click feedback in the
+environment differs, the view being every release, actions adapting.  An
+agent's recommendations read the model the server built from released
+prefixes (`_adopt`), never its raw records, and its triggers read its noisy
+prefix and public coins; so along any sequence of released outputs the
+records of neighbouring environments differ in the flipped round only (its
+examined items and click; replace-one).  Audited end to end
+(`privbandit.endtoend`).  Sensitivity: the round's increment sum_k z_k z_k^T has
 Frobenius norm <= K B^2 + 1 (K examined items of norm <= item_bound B, one
 click), so two neighbours' increments differ by <= sqrt(2) (K B^2 + 1) in
 Frobenius norm; that is the tree's l2_sensitivity (clip_norm K B^2 + 1, never
@@ -363,10 +368,12 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
 
     def _statement(self, unit: str, details: dict[str, Any]) -> PrivacyStatement:
         return PrivacyStatement(
-            Relation.RECORD, self.epsilon, self.delta, self.accountant,
+            Relation.INTERACTIVE, self.epsilon, self.delta, self.accountant,
             is_float_safe(self.sampler), unit=unit, details=details,
-            summary=f"({self.epsilon:g}, {self.delta:g})-DP for {UNIT}: every upload "
-                    "and its timing is post-processing of the agent's tree releases")
+            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one user-round's click "
+                    "feedback, actions adapting: an agent recommends from the model the "
+                    "server built of released prefixes (never its raw buffer), and every "
+                    "upload and its timing is post-processing of the agent's tree releases")
 
     def privacy(self) -> PrivacyStatement:
         return self._statement(UNIT, {

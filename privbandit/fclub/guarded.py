@@ -117,8 +117,10 @@ class GuardedFederatedClub(GuardedReports, Policy):
                                 confidence * plan.share / 2.0, failure)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
-        self.billboard = Billboard(self.streams, self.ridge, plan.rate, config.beta_scale)
+        self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate,
+                                   config.beta_scale)
         self._groups = [np.arange(n)] * n  # each user's released cluster (all, before one)
+        self._merged = np.zeros(n, dtype=bool)  # released cluster spans other servers
         self._shared = False
         self._raw = np.zeros((n, d + 1, d + 1))  # each user's raw statistics, cumulative
         self.labels = np.arange(n)
@@ -137,9 +139,11 @@ class GuardedFederatedClub(GuardedReports, Policy):
         user = check_user(user, self.config.n_users)
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
         self._rng = rng  # the privacy noise of the releases that follow this round
-        self._shared = self.billboard.shared(t, rng)
+        shared = self.billboard.decide(t, user, items, self._groups[user], rng,
+                                       merged=bool(self._merged[user]))
+        self._shared = shared is not None
         if self._shared:
-            return self.billboard.choose(t, user, items, self._groups[user])
+            return shared
         s = self.server[user]
         own = self.own.policies[s].scores(items, int(self.own.local[user]))
         if self.active[user]:
@@ -160,9 +164,10 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._rounds[s] += 1
         x = items[action]
         z = np.append(x, y)
-        self._raw[user] += np.multiply.outer(z, z)
+        zz = np.multiply.outer(z, z)
+        self._raw[user] += zz
         if self._shared:  # only a round whose action the billboard chose is released
-            self.billboard.record(t, user, items, action, y)
+            self.billboard.record(t, user, action, zz)
             self._shared = False
         # the user's raw record joins the federated models of its mates on its server
         mates = self._mates[user]
@@ -211,6 +216,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
                        for u in range(self.config.n_users)]
         self._groups = [np.flatnonzero(self.labels == self.labels[u])
                         for u in range(self.config.n_users)]
+        # from the released labels alone (the federated model's existence reads raw data)
+        self._merged = np.array([np.any(self.server[g] != self.server[u])
+                                 for u, g in enumerate(self._groups)])
 
     def params(self) -> dict[str, Any]:
         return {**self.config.params(), **self.plan.params()}

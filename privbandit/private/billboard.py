@@ -9,9 +9,11 @@ released records, and a guarantee over realised records protects no one
 
 `Billboard` splits rounds into two tracks by a public coin (drawn from a
 generator seeded before any data is seen, so the split is the same in
-neighbouring environments):
+neighbouring environments) and released facts:
 
-- shared rounds (probability `rate`): the billboard itself chooses the action
+- shared rounds (a share `rate` of rounds, `merged_rate` for a unit whose
+  released cluster spans other parties -- a public fact, found from released
+  data): the billboard itself chooses the action
   -- the upper confidence bound of a ridge model built from released noisy
   prefixes of the unit's group only (`NoisyRidge`: the radius counts the
   noise) -- and only such a round's record can enter the party's stream;
@@ -27,6 +29,7 @@ the end-to-end audit (`privbandit.endtoend`) checks the whole.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -46,32 +49,38 @@ class Billboard:
     """Public-coin tracks over a party's `PartyStreams` (see the module docstring).
 
     streams: the units' streams; ridge: the released-model arithmetic; rate:
-    the share of rounds on the shared track, in (0, 1]; beta_scale: factor on
-    the released model's radius.
+    the share of rounds shared (exploration that feeds the released models),
+    in (0, 1]; merged_rate: the share for a unit whose released cluster spans
+    other parties (federation has something to pool), in [rate, 1];
+    beta_scale: factor on the released model's radius.  Both rules read only
+    the public coin and released data.
     """
 
     def __init__(self, streams: PartyStreams, ridge: NoisyRidge, rate: float,
-                 beta_scale: float = 1.0) -> None:
+                 merged_rate: float | None = None, beta_scale: float = 1.0) -> None:
         if not (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0):
             raise config_error("rate", rate, "a share of rounds in (0, 1]")
+        merged_rate = rate if merged_rate is None else merged_rate
+        if not (isinstance(merged_rate, (int, float)) and rate <= merged_rate <= 1.0):
+            raise config_error("merged_rate", merged_rate, f"a share in [rate = {rate}, 1]")
         self.streams, self.ridge, self.rate = streams, ridge, float(rate)
-        self.beta_scale = beta_scale
+        self.merged_rate, self.beta_scale = float(merged_rate), beta_scale
         self._coins: np.ndarray | None = None
         self._coin_rng: np.random.Generator | None = None
-        self._models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float]] = {}
-        self._ticket: tuple[int, int, int] | None = None
+        self._models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float] | None] = {}
+        self._ticket: tuple | None = None
         self.shared_rounds = 0
 
     # -- the public coin ---------------------------------------------------------------
-    def shared(self, t: int, rng: np.random.Generator) -> bool:
-        """Whether round t is on the shared track.  The coins come from a generator seeded
-        by the first call's `rng`, before any data is seen: public, the same in neighbours."""
+    def coin(self, t: int, rng: np.random.Generator) -> float:
+        """Round t's public coin, uniform on [0, 1).  The coins come from a generator seeded
+        by the first call's `rng`, before any data is seen: the same in neighbours."""
         if self._coin_rng is None:
             self._coin_rng = np.random.default_rng(int(rng.integers(2**63)))
-            self._coins = np.empty(0, dtype=bool)
+            self._coins = np.empty(0)
         while t >= self._coins.size:
-            self._coins = np.concatenate((self._coins, self._coin_rng.random(_BLOCK) < self.rate))
-        return bool(self._coins[t])
+            self._coins = np.concatenate((self._coins, self._coin_rng.random(_BLOCK)))
+        return float(self._coins[t])
 
     # -- the shared track ----------------------------------------------------------------
     def released_changed(self) -> None:
@@ -85,34 +94,44 @@ class Billboard:
             members = group[st.counts[group] > 0]
             model = None if members.size == 0 else self.ridge.model(
                 st.released[members].sum(axis=0), float(st.variance[members].sum()))
-            self._models[key] = None if model is None else (
+            self._models[key] = None if model is None or not math.isfinite(model.beta) else (
                 model.inverse, model.theta, self.beta_scale * model.beta)
         return self._models[key]
 
-    def choose(self, t: int, unit: int, items: np.ndarray, group: np.ndarray) -> int:
-        """The shared round's action for `unit`: the UCB of the released model of `group`
-        (its released prefixes only); before any release, the widest item under the prior."""
+    def decide(self, t: int, unit: int, items: np.ndarray, group: np.ndarray,
+               rng: np.random.Generator, *, merged: bool = False, rank=None) -> Any:
+        """The shared round's action for `unit` at round t, or None for a local round.
+
+        merged: whether the unit's released cluster spans other parties (the
+        caller's reading of released clusters).  The action ranks the released
+        model's upper confidence bounds of `group` (its released prefixes only;
+        before any release, the widest items under the prior): `rank(scores)`
+        (default: the argmax, an int).
+        """
+        if self.coin(t, rng) >= (self.merged_rate if merged else self.rate):
+            return None
         model = self._model(np.asarray(group, dtype=np.intp))
         if model is None:
             d = items.shape[1]
-            inv, theta = np.eye(d) / self.ridge.lam, np.zeros(d)
-            beta = 1.0
+            inv, theta, beta = np.eye(d) / self.ridge.lam, np.zeros(d), 1.0
         else:
             inv, theta, beta = model
-        if not math.isfinite(beta):
-            beta = 1.0
-        action = int(np.argmax(ucb_scores(theta, inv, items, beta)))
-        self._ticket = (t, int(unit), action)
+        upper = ucb_scores(theta, inv, items, beta)
+        action = int(np.argmax(upper)) if rank is None else rank(upper)
+        self._ticket = (t, int(unit), _key(action))
         self.shared_rounds += 1
         return action
 
-    def record(self, t: int, unit: int, items: np.ndarray, action: int, reward: float) -> None:
-        """Enter the shared round's record z z^T, z = [x; y], in `unit`'s stream; refused
-        unless the billboard chose `action` for `unit` at round t."""
-        if self._ticket != (t, int(unit), int(action)):
+    def record(self, t: int, unit: int, action: Any, statistic: np.ndarray) -> None:
+        """Enter a shared round's record (the statistic z z^T its feedback gives) in `unit`'s
+        stream; refused unless the billboard chose `action` for `unit` at round t."""
+        if self._ticket != (t, int(unit), _key(action)):
             raise BillboardError(
                 f"record of unit {unit} at round {t}, action {action}: only the action the "
                 f"billboard chose for a shared round may be released (it chose {self._ticket})")
         self._ticket = None
-        z = np.append(items[action], reward)
-        self.streams.observe(int(unit), np.multiply.outer(z, z))
+        self.streams.observe(int(unit), statistic)
+
+
+def _key(action: Any) -> Any:
+    return tuple(int(a) for a in np.ravel(action))

@@ -6,28 +6,27 @@ run's outputs and the pre-noise inputs compared (`privbandit.audits.audit_pairs`
 """
 from __future__ import annotations
 
-import numpy as np
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from privbandit.accounting.statement import Relation
 from privbandit.audits.environment import audit_pairs
-from privbandit.endtoend import audit_entry, claimed, neighbour_pair
-from privbandit.fclub.guarded import GuardedFederatedClub
-from privbandit.fclub.study import build_run
+from privbandit.endtoend import (
+    AUDIT_SIZES,
+    EPOCH_ENTRIES,
+    EPOCH_FLIPS,
+    audit_entry,
+    claimed,
+    neighbour_pair,
+    small_config,
+)
 from privbandit.registry import algorithms, get_algorithm
-from privbandit.runtime import run, seed_sequence
-from privbandit.schema import defaults
 
-# small worlds: the audit runs every entry twice per pair
-SIZES = {"cdp-fclub-dc": 1024, "cdp-fclub-dc+": 1024, "cdp-fedc3ucb-h": 512,
-         "cdp-fedc3ucb-h+": 512, "cdp-mab": 20000, "ddp-mab": 20000, "hdp-mab": 20000}
-FLIPS = {"cdp-mab": (0, 2), "ddp-mab": (0, 2), "hdp-mab": (0, 2)}
-
-
-def config(name: str, epsilon: float, **params) -> dict:
-    entry = get_algorithm(name)
-    return {**entry.defaults, **params, "epsilon": epsilon, "horizon": SIZES[name],
-            "environment": defaults(entry.environment)}
+SIZES = AUDIT_SIZES
+FLIPS = dict.fromkeys(EPOCH_ENTRIES, EPOCH_FLIPS)
+config = small_config
 
 
 def test_every_private_entry_builds_or_is_listed():
@@ -44,8 +43,8 @@ def test_a_claim_under_the_interactive_relation_holds_on_every_pair(name, epsilo
     cfg = config(name, epsilon)
     eps, _, statement = claimed(name, cfg, 3)
     horizon = cfg["horizon"]
-    flips = FLIPS.get(name, (5, horizon // 3, horizon - 2))
-    report = audit_entry(name, cfg, 3, flips, agents=(0, 1))
+    flips = FLIPS.get(name, (5, horizon - 2))  # early flips move the most records
+    report = audit_entry(name, cfg, 3, flips, agents=(0, 1) if name in FLIPS else (0,))
     if statement.relation is Relation.INTERACTIVE:
         assert eps == epsilon
         assert report.verdict == "consistent", report.describe()
@@ -61,32 +60,19 @@ def test_the_paper_preset_reports_its_realised_sequence_guarantee():
     assert "realised sequences only" in statement.summary
 
 
-class LeakyGuarded(GuardedFederatedClub):
-    """A control: local rounds' raw-driven records also enter the streams."""
-
-    def update(self, items, user, action, feedback, t):
-        local = not self._shared
-        super().update(items, user, action, feedback, t)
-        if local:
-            z = np.append(items[action], min(max(float(feedback), 0.0), 1.0))
-            self.streams.observe(user, np.multiply.outer(z, z))
+def _example():
+    """examples/pair_loss.py: its record-level control (raw-driven records in the streams)."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "pair_loss.py"
+    spec = importlib.util.spec_from_file_location("pair_loss_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_raw_driven_records_in_a_stream_are_caught():
     cfg = config("cdp-fclub-dc+", 1.0)
-
-    def pair(at):
-        def play(which):
-            policy, env, horizon = build_run("cdp-fclub-dc+", dict(cfg), seed_sequence(3))
-            leaky = LeakyGuarded(policy.config, policy.plan)
-            if which:
-                from privbandit.endtoend import FlippedReward
-
-                FlippedReward(env, at)
-            return run(leaky, env, horizon, seed_sequence(3))
-        return play
-
-    report = audit_pairs({f"flip at {a}": pair(a) for a in (5, 40)}, 1e-5, 1.0)
+    control = _example().control_pair
+    report = audit_pairs({f"flip at {a}": control(cfg, 3, a) for a in (5, 40)}, 1e-5, 1.0)
     assert report.verdict == "violation", report.describe()
     assert report.worst.differing > 1
 

@@ -57,7 +57,7 @@ def test_a_record_the_billboard_did_not_choose_is_refused():
     policy = _guarded(1.0, 100)
     items = np.eye(4)[:3]
     with pytest.raises(BillboardError, match="only the action the billboard chose"):
-        policy.billboard.record(0, 0, items, 1, 0.5)
+        policy.billboard.record(0, 0, 1, np.outer(items[1], items[1]))
 
 
 def test_at_a_large_epsilon_it_finds_the_clusters_and_uses_them():
@@ -121,12 +121,12 @@ def test_cascade_without_merges_plays_exactly_fedind():
 
     horizon = 800
     guarded = GuardedPrivateCascade.from_settings(4, 6, 12, 2, horizon, epsilon=1e-3,
-                                                  delta=1e-5, batch=100, beta=0.3)
+                                                  delta=1e-5, batch=100, beta=0.3, rate=1e-9)
     alone = fed_ind(4, 6, 12, 2, horizon, beta=0.3)
     a, b = run(guarded, world(), horizon, 4), run(alone, world(), horizon, 4)
-    assert not guarded.active.any()
+    assert not guarded.active.any() and guarded.billboard.shared_rounds == 0
     np.testing.assert_array_equal(a.regret, b.regret)
-    assert guarded.privacy().relation is Relation.RECORD
+    assert guarded.privacy().relation is Relation.INTERACTIVE
 
 
 @pytest.mark.parametrize("name", ["cdp-fclub-dc+", "cdp-fedc3ucb-h+"])
