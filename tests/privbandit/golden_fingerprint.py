@@ -120,9 +120,13 @@ def _patches(recorder: Recorder) -> list[tuple[Any, str, Any, Any]]:
     for probe, (module, path) in PROBES.items():
         owner: Any = importlib.import_module(module)
         *outer, name = path.split(".")
-        for part in outer:
-            owner = getattr(owner, part)
-        found.append((owner, name, getattr(owner, name), None, probe))
+        try:
+            for part in outer:
+                owner = getattr(owner, part)
+            found.append((owner, name, getattr(owner, name), None, probe))
+        except AttributeError:
+            raise AssertionError(f"probe {probe!r}: {module} has no {path} any more; "
+                                 "name the function that computes it now in PROBES") from None
     return [(owner, name, original, recorder.wrap(original, kind, skip))
             for owner, name, original, skip, kind in found]
 
