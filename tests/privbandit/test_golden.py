@@ -1,26 +1,46 @@
-"""Golden regression: fixed seeds give the same numbers, bit for bit, run after run of changes.
+"""Golden regression: fixed seeds give the same decisions, and the same numbers to a tolerance.
 
 For every registered algorithm (through the study parser, as a study runs it)
 and for the run functions of every family, small fixed runs are reduced to a
-fingerprint -- regret and reward (their sums and a hash of the per-round
-arrays), communication counts, every ledger's spend, the cluster-error curve
--- and compared with `golden.json`.  A refactor that leaves an algorithm
-alone must leave its fingerprint unchanged; a deliberate change of an
-algorithm regenerates the file (`python tests/privbandit/test_golden.py`)
-and says why in its commit.
+fingerprint (`golden_fingerprint`): the decisions the run handed its world
+(actions, arms, assignments), the clusters it detected, its communication and
+its ledgers' releases, compared exactly; its regret curve, reward, epsilon
+spent, detection error and the sums of the scores its decisions were taken
+on, compared to a relative tolerance of 1e-9.  So the fingerprints hold on
+any CPU and BLAS kernel (`test_golden_set_holds_under_another_blas_kernel`),
+and a change of an algorithm's arithmetic changes them
+(`test_a_radius_changed_by_one_part_in_a_million_fails`).
+
+`golden.json` holds one object per family, one fingerprint per case.  A
+refactor that leaves an algorithm alone must leave its fingerprint unchanged;
+a deliberate change of an algorithm regenerates its family's fingerprints
+(`python tests/privbandit/test_golden.py FAMILY...`; no argument: all) and
+says why in its commit (docs/reliability.md).
 """
 from __future__ import annotations
 
-import hashlib
 import json
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+if __package__ in (None, ""):  # run as a script, to regenerate
+    sys.path.insert(0, str(Path(__file__).parent))
+    from golden_fingerprint import TOLERANCE, differences, fingerprint
+else:
+    from .blas_kernels import TEST_ORDER, kernel_of, other_kernel
+    from .golden_fingerprint import TOLERANCE, differences, fingerprint
 
 GOLDEN = Path(__file__).with_name("golden.json")
+ROOT = Path(__file__).resolve().parents[2]
 
 # one small study per family: every registered algorithm of the family, fixed seeds
 STUDIES: dict[str, dict[str, Any]] = {
@@ -74,26 +94,6 @@ STUDIES: dict[str, dict[str, Any]] = {
         ],
     },
 }
-
-
-def _sha(values: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(values, dtype=np.float64).tobytes()).hexdigest()[:16]
-
-
-def fingerprint(result: Any) -> dict[str, Any]:
-    """The numbers of a `RunResult` that a refactor must not change."""
-    comm = result.comm or {}
-    return {
-        "horizon": result.horizon,
-        "regret": float(result.regret.sum()),
-        "reward": float(result.reward.sum()),
-        "regret_sha": _sha(result.regret),
-        "reward_sha": _sha(result.reward),
-        "comm": [comm.get("messages"), comm.get("bytes"), comm.get("rounds")],
-        "comm_rounds": None if result.comm_rounds is None else _sha(result.comm_rounds),
-        "ledgers": [[led["epsilon_spent"], led["releases"]] for led in result.ledgers],
-        "cluster_error": None if result.cluster_error is None else result.cluster_error.tolist(),
-    }
 
 
 def _study_runs(family: str):
@@ -173,7 +173,7 @@ def _anonymous_etc_laplace():
 
 
 DIRECT = {
-    "run/lints-gaussian": _core_run,
+    "core/run-lints-gaussian": _core_run,
     "fclub/cdp-raw-detection": _fclub_raw_detection,
     "cascade/run-cascade-prefetch": _cascade_prefetch,
     "fedmab/cdp-participation": _fedmab_participation,
@@ -184,7 +184,7 @@ DIRECT = {
 
 
 def all_cases() -> dict[str, Any]:
-    """Every case name -> a function computing its `RunResult`."""
+    """Every case name, "family/case" -> a function computing its `RunResult`."""
     cases: dict[str, Any] = {}
     for family in STUDIES:
         for case, _ in _study_runs(family):
@@ -194,7 +194,15 @@ def all_cases() -> dict[str, Any]:
 
 
 def _expected() -> dict[str, Any]:
-    return json.loads(GOLDEN.read_text(encoding="utf-8"))
+    """The stored fingerprints by case name ("family/case")."""
+    stored = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    return {f"{family}/{case}": fp
+            for family, cases in stored.items() for case, fp in cases.items()}
+
+
+def check(case: str) -> list[str]:
+    """The differences of `case`'s fingerprint, computed now, from the stored one."""
+    return differences(_expected()[case], fingerprint(all_cases()[case]))
 
 
 def test_every_registered_algorithm_is_pinned():
@@ -214,13 +222,113 @@ def _pinned_algorithms():
 
 @pytest.mark.parametrize("case", sorted(_expected()))
 def test_fingerprint_is_unchanged(case):
-    assert fingerprint(all_cases()[case]()) == _expected()[case]
+    found = check(case)
+    assert not found, f"{case}: " + "; ".join(found)
+
+
+def test_golden_set_holds_under_another_blas_kernel():
+    """The fingerprints, stored on one machine, hold under another OpenBLAS kernel: its
+    other order of summation changes no decision and no float beyond the tolerance."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        pytest.skip(f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} is set by the "
+                    "machine; the tests leave it alone")
+    kernel = other_kernel(TEST_ORDER)
+    if kernel is None:
+        pytest.skip("no other OpenBLAS kernel here (not x86-64, or OpenBLAS without DYNAMIC_ARCH)")
+    environ = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(Path(__file__)), "-p", "no:cacheprovider",
+         "-k", "test_fingerprint_is_unchanged"],
+        cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600, check=False)
+    ran = f"under OPENBLAS_CORETYPE={kernel} ({kernel_of(environ)} kernels)"
+    assert done.returncode == 0, f"{ran}:\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
+    assert f"{len(_expected())} passed" in done.stdout, f"{ran}:\n{done.stdout[-2000:]}"
+
+
+def _scaled(function, factor):
+    return lambda *args, **kwargs: function(*args, **kwargs) * factor
+
+
+def _radius_of_linucb(monkeypatch, factor):
+    from privbandit.policies.radius import ConfidenceRadius
+
+    monkeypatch.setattr(ConfidenceRadius, "__call__", _scaled(ConfidenceRadius.__call__, factor))
+    monkeypatch.setattr(ConfidenceRadius, "many", _scaled(ConfidenceRadius.many, factor))
+
+
+def _radius_of_federated_mab(monkeypatch, factor):
+    from privbandit.fedmab import schedule
+
+    monkeypatch.setattr(schedule, "confidence_radius", _scaled(schedule.confidence_radius, factor))
+
+
+@pytest.mark.parametrize(("case", "change"), [
+    ("core/linucb____s0", _radius_of_linucb),
+    ("vertical/vfucb____s0", _radius_of_linucb),
+    ("fedmab/cdp-mab__epsilon-0.5__s0", _radius_of_federated_mab),
+])
+def test_a_radius_changed_by_one_part_in_a_million_fails(monkeypatch, case, change):
+    """A deliberate change of an algorithm's arithmetic fails the golden test, even when
+    it flips no decision in these short runs."""
+    change(monkeypatch, 1 + 1e-6)
+    found = check(case)
+    assert any(d.startswith("scores.") and "> tolerance 1e-09" in d for d in found), found
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e12, 1e12, allow_nan=False), st.floats(-1.0, 1.0))
+def test_floats_compare_to_the_tolerance_and_the_rest_exactly(value, shift):
+    moved = value * (1 + shift * TOLERANCE / 2) if abs(value) > 1 else value + shift * TOLERANCE / 2
+    assert differences({"f": [value], "n": [3, "ab"]}, {"f": [moved], "n": [3, "ab"]}) == []
+    far = value + 3 * TOLERANCE * max(1.0, abs(value))
+    (message,) = differences({"f": [value]}, {"f": [far]})
+    assert message.startswith(f"f[0]: expected {value!r}, got {far!r}") and "1e-09" in message
+    assert differences({"n": [3, "ab"]}, {"n": [4, "ab"]}) == [
+        "n[0]: expected 3, got 4 (compared exactly)"]
+    assert differences({"n": [3]}, {"n": [3.0]}) != []
+
+
+def test_the_reliability_page_states_the_tolerance_and_every_field():
+    text = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    stated = re.findall(r"relative tolerance of ([0-9e.-]+[0-9])", text.replace("\n", " "))
+    assert stated and {float(v) for v in stated} == {TOLERANCE}
+    table = text.split("## The golden fingerprints", 1)[1]
+    documented = {name for row in re.findall(r"^\| (`[^|]*) \|", table, flags=re.M)
+                  for name in re.findall(r"`([a-z_]+)`", row)}
+    fields = {key for fp in _expected().values() for key in fp}
+    assert documented == fields - {"horizon"}
+
+
+def test_ci_runs_the_golden_set_under_another_kernel_after_the_readme_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    readme_command = ci.index('pip install -e ".[test]" && python -m pytest\n')
+    second = ci.index('OPENBLAS_CORETYPE="$kernel" python -m pytest tests/privbandit/'
+                      'test_golden.py')
+    assert readme_command < ci.index('if [ -z "${OPENBLAS_CORETYPE:-}" ]') < second
+
+
+def write(names: list[str]) -> None:
+    """Store the fingerprints of `names` (cases "family/case" or whole families), keeping
+    the others; one object per family, one line per field."""
+    cases = all_cases()
+    chosen = [c for c in cases if c in names or c.split("/", 1)[0] in names]
+    unknown = set(names) - set(chosen) - {c.split("/", 1)[0] for c in chosen}
+    if unknown:
+        raise SystemExit(f"unknown cases or families {sorted(unknown)}; families: {list(STUDIES)}")
+    data = _expected() if GOLDEN.exists() else {}
+    data = {c: fp for c, fp in data.items() if c in cases}
+    for name in chosen:
+        data[name] = fingerprint(cases[name])
+    nested: dict[str, dict[str, Any]] = {}
+    for name in sorted(data):
+        family, case = name.split("/", 1)
+        nested.setdefault(family, {})[case] = data[name]
+    text = json.dumps(nested, indent=1, sort_keys=True)
+    # lists of plain values on one line
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: f"[{' '.join(m[1].split())}]", text)
+    GOLDEN.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {len(chosen)} fingerprints to {GOLDEN}")
 
 
 if __name__ == "__main__":  # regenerate: only when an algorithm changed on purpose
-    names = sys.argv[1:] or sorted(all_cases())
-    data = _expected() if GOLDEN.exists() else {}
-    for name in names:
-        data[name] = fingerprint(all_cases()[name]())
-    GOLDEN.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {len(names)} fingerprints to {GOLDEN}")
+    write(sys.argv[1:] or list(STUDIES))

@@ -76,18 +76,28 @@ def test_ties_go_to_the_lowest_index_and_shared_model_pools_users():
 
 
 def test_linucb_decisions_are_invariant_to_an_orthogonal_change_of_basis():
-    """What vertical LinUCB on masked contexts relies on: same decisions, same seed."""
+    """What vertical LinUCB on masked contexts relies on: the same scores to rounding, so
+    the same decisions wherever the best two scores are not tied to rounding (there, the
+    rotation's rounding picks, as another CPU's would)."""
     rng = np.random.default_rng(5)
     q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
     plain, masked = LinUCB(6, 1), LinUCB(6, 1)
+    ties = 0
     for t in range(300):
         items = unit_items(rng, 10, 6)
+        scores = plain.scores(items, 0)
+        np.testing.assert_allclose(masked.scores(items @ q.T, 0), scores, rtol=1e-9)
         a = plain.select(items, 0, t, rng)
         b = masked.select(items @ q.T, 0, t, rng)
-        assert a == b
+        second, best = np.sort(scores)[-2:]
+        if best - second > 1e-9 * abs(best):
+            assert a == b, t
+        else:
+            ties += 1
         r = float(items[a, 0] > 0)
         plain.update(items, 0, a, r, t)
-        masked.update(items @ q.T, 0, b, r, t)
+        masked.update(items @ q.T, 0, a, r, t)
+    assert ties <= 3
 
 
 def test_lints_draws_exactly_d_normals_per_select_and_is_reproducible():
