@@ -111,8 +111,8 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
               "federated model", range="(0, 1)"),
         Param("rate", float, 0.01, "share of rounds on the released track (public coin; the "
               "rest act on raw data and are never released)", range="(0, 1]"),
-        Param("merged_rate", float, None, "share of rounds released for a user whose "
-              "released cluster spans other parties (default: rate)", range="(0, 1]"),
+        Param("merged_rate", float, 0.2, "share of rounds released for a user whose "
+              "released cluster spans other parties (at least rate)", range="(0, 1]"),
     )
 
 

@@ -189,8 +189,8 @@ def plot_ledgers(records: list[dict[str, Any]], path: Path) -> Path:
                           ha="center", transform=axes.flat[0].transAxes)
     for ax in list(axes.flat)[max(len(panels), 1):]:
         ax.axis("off")
-    fig.suptitle("Epsilon spent as releases happen (the accountant's epsilon after each "
-                 "charge; a charge comes before the releases it covers)", fontsize=10)
+    fig.suptitle("Epsilon spent as releases happen\n(the accountant's epsilon after each "
+                 "charge; a charge comes before the releases it covers)", fontsize=9)
     return _save(fig, path)
 
 

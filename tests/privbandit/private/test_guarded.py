@@ -62,7 +62,7 @@ def test_a_record_the_billboard_did_not_choose_is_refused():
 
 def test_at_a_large_epsilon_it_finds_the_clusters_and_uses_them():
     horizon = 6_000
-    policy = _guarded(1e6, horizon, resolution=0.5)
+    policy = _guarded(1e6, horizon, resolution=0.5, rate=0.5)
     result = run(policy, _world(), horizon, 5)
     truth = _world().true_clusters()
     same = truth[:, None] == truth[None, :]

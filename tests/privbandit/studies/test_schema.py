@@ -35,7 +35,7 @@ def test_an_unknown_environment_key_is_named_with_a_suggestion():
 
 @pytest.mark.parametrize("table, line, message", [
     ("params", "alpah = 1.0", "unknown key 'alpah' in [algorithm.params] of cdp-fclub-dc; "
-                              "did you mean 'alpha'? allowed: alpha, alpha2, "),
+                              "did you mean 'alpha'? allowed: act_on, alpha, alpha2, "),
     ("grid", "calibraton = ['paper']", "unknown key 'calibraton' in [algorithm.grid] of "
                                        "cdp-fclub-dc; did you mean 'calibration'?"),
     ("params", "alpha = 'big'", "algorithm[0].alpha must be a finite number > 0; got 'big'"),
