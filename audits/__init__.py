@@ -22,6 +22,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
       as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
+    One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
+      method="snj"|"gdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline, score,
+      relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run, score,
+      canaries); bounds in privbandit.audits.one_run_bounds
     Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
       suite_summary; positive controls in `privbandit.audits.controls`,
@@ -52,6 +56,12 @@ _NAMES = {
     "as_mechanism": "adapters",
     "AuditReport": "report",
     "CONSISTENT": "report",
+    "CanaryProtocol": "one_run",
+    "OneRunReport": "one_run",
+    "format_one_run_table": "one_run",
+    "one_run_audit": "one_run",
+    "sum_canaries": "one_run_protocols",
+    "user_round_canaries": "one_run_protocols",
     "Claim": "claims",
     "DiffprivlibMechanism": "adapters",
     "GaussianDPTester": "testers",

@@ -20,24 +20,12 @@ CONSISTENT = "consistent"
 VIOLATION = "violation"
 
 
-@dataclass(frozen=True)
-class AuditReport:
-    """The outcome of one audit (see the module docstring for each field)."""
+class VerdictMixin:
+    """`verdict`, `violation` and the JSON forms every report shares.
 
-    mechanism: str
-    relation: str
-    pair: str
-    claimed_epsilon: float
-    claimed_delta: float
-    claim_source: str
-    tester: str
-    assumptions: str
-    epsilon_lower_bound: float
-    confidence: float
-    samples_per_side: int
-    pairs_tested: int
-    wall_time_s: float
-    details: dict[str, Any] = field(default_factory=dict)
+    A subclass is a frozen dataclass with `epsilon_lower_bound` and
+    `claimed_epsilon` fields.
+    """
 
     @property
     def verdict(self) -> str:
@@ -57,9 +45,28 @@ class AuditReport:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AuditReport":
-        data = {k: v for k, v in data.items() if k != "verdict"}
-        return cls(**data)
+    def from_dict(cls, data: dict[str, Any]):
+        return cls(**{k: v for k, v in data.items() if k != "verdict"})
+
+
+@dataclass(frozen=True)
+class AuditReport(VerdictMixin):
+    """The outcome of one audit (see the module docstring for each field)."""
+
+    mechanism: str
+    relation: str
+    pair: str
+    claimed_epsilon: float
+    claimed_delta: float
+    claim_source: str
+    tester: str
+    assumptions: str
+    epsilon_lower_bound: float
+    confidence: float
+    samples_per_side: int
+    pairs_tested: int
+    wall_time_s: float
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 _COLUMNS = (("mechanism", 44), ("tester", 12), ("claim eps", 10), ("delta", 8),

@@ -13,7 +13,14 @@
    with its defaults at 10k runs, over 100 seeds (target >= 95); every
    correct case of the suite audited over 20 seeds at its budget, counting
    false alarms against the stated failure probability (1% per audit).
-4. Attacks: mask recovery error against known pairs and rounds observed
+4. One run (canaries, `privbandit.audits.one_run`): a Gaussian mechanism on
+   sums of unit vectors, (2, 1e-5)-DP, m = 10,000 orthogonal canaries, one
+   release, 100 guesses each way, GDP bound at 95%: the bound, its ratio to
+   the method's ideal for that m and k (every guess right) and to the bound
+   the method gives in expectation for a mechanism exactly at its claim
+   (an optimal scorer, computed), the seconds, and whether the same
+   mechanism with half its noise is caught in one run.
+5. Attacks: mask recovery error against known pairs and rounds observed
    (d_j = 3 inside d = 10), and the differencing attack on C-anonymous
    elicitation against C, the others' reward rate and the Laplace option.
 
@@ -27,8 +34,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize, stats
 
 from privbandit.audits import (
+    Claim,
     GaussianDPTester,
     NeighbouringPair,
     Projection,
@@ -38,7 +47,11 @@ from privbandit.audits import (
 )
 from privbandit.audits.assertions import ClaimRefuted, assert_consistent
 from privbandit.audits.attacks import differencing_attack, pca_curve, recovery_curve
+from privbandit.audits.broken import NoiseScaleSampler
 from privbandit.audits.cases import CANARY, gaussian_vector_case, laplace_means_case
+from privbandit.audits.one_run import format_one_run_table, one_run_audit
+from privbandit.audits.one_run_bounds import gdp_epsilon
+from privbandit.audits.one_run_protocols import sum_canaries
 from privbandit.audits.report import format_table
 from privbandit.audits.suite import (
     expected_verdict,
@@ -63,6 +76,7 @@ class Sizes:
     alarm_cases: int | None = None  # all correct ones
     mask_rounds: tuple = (10, 100, 1000, 10000, 100000)
     attack_runs: int = 20000
+    one_run_canaries: int = 10_000
     attack_grid: tuple = tuple((c, p, e) for e in (None, 1.0) for c in (2, 5, 10, 20)
                                for p in (0.1, 0.5, 0.9))
 
@@ -70,6 +84,7 @@ class Sizes:
 QUICK = Sizes(gauss_seeds=10, alarm_seeds=3)
 SMOKE = Sizes(tight_samples=4000, suite_cases=3, gauss_seeds=2, gauss_samples=2000,
               alarm_seeds=1, alarm_cases=1, mask_rounds=(10, 100), attack_runs=500,
+              one_run_canaries=1000,
               attack_grid=((10, 0.5, None), (10, 0.5, 1.0)))
 
 
@@ -116,6 +131,45 @@ def false_alarms(cases, seeds: int, rng: np.random.Generator) -> tuple[int, int]
     return alarms, audits
 
 
+def expected_at_claim(mu: float, m: int, k: int, delta: float, confidence: float) -> float:
+    """The GDP bound at the expected count of an optimal scorer on a mechanism at its claim:
+    scores N(mu, 1) (in) or N(0, 1) (out), half each; k guessed each way."""
+    mix_sf = lambda t: 0.5 * (stats.norm.sf(t) + stats.norm.sf(t - mu))
+    top = optimize.brentq(lambda t: m * mix_sf(t) - k, -40, 40)
+    bottom = optimize.brentq(lambda t: m * (1 - mix_sf(t)) - k, -40, 40)
+    right = 0.5 * m * (stats.norm.sf(top - mu) + stats.norm.cdf(bottom))
+    return gdp_epsilon(m, 2 * k, int(round(right)), delta, confidence)
+
+
+def one_run(m: int, rng: np.random.Generator) -> dict[str, float]:
+    """The one-run figures (see the module docstring, part 4)."""
+    correct = GaussianVector.from_privacy(2.0, 1e-5, 1.0)  # float-safe default sampler
+    half = GaussianVector.from_privacy(2.0, 1e-5, 1.0, sampler=NoiseScaleSampler(GRID, 0.5))
+    claim = Claim.from_event(correct.event, 1e-5)
+    k = max(1, m // 100)
+    g_ok, g_half = rng.spawn(2)
+    start = time.perf_counter()
+    ok = one_run_audit(sum_canaries(correct.release, m, m, name="GaussianVector sum (2,1e-5)"),
+                       claim, guesses=(k, k), rng=g_ok, confidence=0.95, method="gdp")
+    seconds = time.perf_counter() - start
+    bad = one_run_audit(sum_canaries(half.release, m, m, name="same, half the noise"), claim,
+                        guesses=(k, k), rng=g_half, confidence=0.95, method="gdp")
+    print(format_one_run_table([ok, bad]))
+    reference = expected_at_claim(correct.event.mu, m, k, 1e-5, 0.95)
+    print(f"a mechanism exactly at its claim gives {reference:.4g} in expectation with this m "
+          f"and k (optimal scorer); every guess right would give {ok.ideal_epsilon:.4g}")
+    return {
+        "one_run_epsilon_lower_bound": ok.epsilon_lower_bound,
+        "one_run_ideal": ok.ideal_epsilon,
+        "one_run_over_ideal": ok.epsilon_lower_bound / ok.ideal_epsilon,
+        "one_run_over_expected_at_claim": ok.epsilon_lower_bound / reference,
+        "one_run_over_claim": ok.epsilon_lower_bound / claim.epsilon,
+        "one_run_seconds": seconds,
+        "one_run_half_noise_bound": bad.epsilon_lower_bound,
+        "one_run_half_noise_caught": int(bad.violation),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -124,7 +178,7 @@ def main() -> None:
     args = parser.parse_args()
     size = SMOKE if args.smoke else QUICK if args.quick else Sizes()
     rng = np.random.default_rng(20240601)
-    g_lap, g_gauss, g_suite, g_mask, g_anon, g_alarm = rng.spawn(6)
+    g_lap, g_gauss, g_suite, g_mask, g_anon, g_alarm, g_one = rng.spawn(7)
     figures: dict[str, float] = {}
 
     print(f"== tightness ({size.tight_samples:,} runs per side, 95% confidence)")
@@ -175,6 +229,9 @@ def main() -> None:
           f"i.e. {0.01 * audits:.1f} expected at most)")
     figures["negative_control_audits"] = audits
     figures["negative_control_false_alarms"] = alarms
+
+    print(f"\n== one run: {size.one_run_canaries:,} canaries, Gaussian sum (2, 1e-5), GDP, 95%")
+    figures.update(one_run(size.one_run_canaries, g_one))
 
     print("\n== masks: known-plaintext recovery of a d_j = 3 block in d = 10")
     for method in ("lstsq", "procrustes"):
