@@ -16,8 +16,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       .bound(outputs0, outputs1, *, delta, confidence) -> LowerBound
     Sampler models: NumpyLaplaceModel, InverseCDFGaussianModel, GridModel, InverseModel
     Auto(), Scalar(), Projection(direction), LinearDiscriminant(ridge=1e-6)
-    AuditReport: .verdict, .to_dict(), .to_json(), AuditReport.from_dict(d);
-      format_table(reports, expected=None)
+    AuditReport: .verdict, .findings (a Finding per kind: DISTRIBUTIONAL, FLOATING_POINT),
+      .violation_kinds, .to_dict(), .to_json(), AuditReport.from_dict(d);
+      format_table(reports, expected=None); run_audit(..., kinds="distributional") runs
+      distributional testers only
     Adapters: ReleaseAdapter(release, name, batched=True),
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
@@ -44,8 +46,11 @@ _NAMES = {
     "ClassifierTester": "classifier",
     "DEFAULT_CONFIDENCE": "defaults",
     "DEFAULT_SAMPLES": "defaults",
+    "DISTRIBUTIONAL": "findings",
     "DiffprivlibFunction": "adapters",
     "EventSearchTester": "events",
+    "FLOATING_POINT": "findings",
+    "Finding": "findings",
     "FloatTester": "floating",
     "GridModel": "floating",
     "InverseCDFGaussianModel": "floating",

@@ -106,7 +106,6 @@ class OneRunReport(VerdictMixin):
     details: dict[str, Any] = field(default_factory=dict)
 
 
-
 def guess(scores: Any, k_plus: int, k_minus: int, rng: np.random.Generator) -> np.ndarray:
     """+1 for the k+ highest scores, -1 for the k- lowest, 0 elsewhere (ties at random)."""
     s = np.asarray(scores, dtype=float).ravel()
