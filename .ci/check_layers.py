@@ -40,7 +40,7 @@ SUBLAYERS = (
     ("policies", ("policies", "private")),
     ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
-    ("application", ("", "studies", "cli", "audit_command", "__main__")),
+    ("application", ("", "studies", "cli", "audit_command", "canaries", "__main__")),
 )
 
 
