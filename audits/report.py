@@ -97,7 +97,7 @@ class AuditReport(VerdictMixin):
 
 _COLUMNS = (("mechanism", 44), ("tester", 12), ("claim eps", 10), ("delta", 8),
             ("eps lower", 10), ("dist", 7), ("float", 7), ("conf", 6), ("samples", 9),
-            ("time s", 7), ("verdict", 10), ("kind", 15))
+            ("time s", 7), ("verdict", 10), ("kind", 29))
 
 
 def _kind_bound(r: AuditReport, kind: str) -> str:
