@@ -30,7 +30,8 @@ The neighbouring relation is the canary's: the pipeline is claimed
 (eps, delta)-DP with respect to one canary in or out (or, with
 `build` choosing between two values of one record, one record replaced).
 `guesses` = (k+, k-) is fixed before the run (default: m // 100 each, at
-least 1): choosing it after seeing the scores would void the bound.  The
+least 20 -- fewer guesses cap the ideal bound low -- and at most m // 2):
+choosing it after seeing the scores would void the bound.  The
 report gives the bound, the guesses made and right, the confidence, and the
 *ideal* bound -- the one all guesses right would give for that m and k --
 so users see how close the audit could have come.  Protocols ready to use:
@@ -171,9 +172,9 @@ def one_run_audit(
 
 
 def _guesses(guesses: Any, m: int) -> tuple[int, int]:
-    if guesses is None:
-        k = max(1, m // 100)
-        return (k, k) if 2 * k <= m else (1, 0)
+    if guesses is None:  # 1% of the canaries each way, at least 20 (an ideal above ~2)
+        k = min(m // 2, max(20, m // 100))
+        return (k, k) if k >= 1 else (1, 0)
     if not (isinstance(guesses, tuple) and len(guesses) == 2):
         raise invalid("guesses", guesses, "None or a tuple (k_plus, k_minus)")
     k_plus = check_count("guesses[0]", guesses[0], minimum=0)

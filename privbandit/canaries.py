@@ -28,8 +28,9 @@ scorer reads each canary's effect from it.  Sizes are small, so
 - The clustering and cascade families (cdp-fclub-dc, cdp-fclub-dc+,
   cdp-fedc3ucb-h, cdp-fedc3ucb-h+) have no canary protocol yet: their
   releases are Gaussian trees over many rounds, whose per-canary view needs
-  a transcript reduction of its own; they are audited by many-run transcript
-  audits (`privbandit.fclub.audit`).  `registry_cases` lists them with that
+  a transcript reduction of its own; many-run audits cover them
+  (`privbandit.fclub.audit` for CDP-FCLUB-DC's transcript, and the audit of
+  the guarded parties' streams in the tests).  `registry_cases` lists them with that
   note, so a table never silently drops an algorithm.
 """
 from __future__ import annotations
@@ -51,8 +52,8 @@ from .registry import SAFE_SAMPLER, algorithms
 
 FEDMAB = ("cdp-mab", "ddp-mab", "hdp-mab")
 ANONYMOUS = ("anonymous-base-laplace",)
-UNCOVERED = ("Gaussian trees over many rounds: no canary protocol yet; audited by the many-run "
-             "transcript audits (privbandit.fclub.audit)")
+UNCOVERED = ("Gaussian trees over many rounds: no canary protocol yet (many-run audits: "
+             "privbandit.fclub.audit for CDP-FCLUB-DC, the guarded streams' tests)")
 AGENT_LEVEL = "agent-level: one reward of one agent (a canary user-round, 1 vs 0)"
 ROUND_LEVEL = "record-level: one user's reward in one round (a canary user-round, 1 vs 0)"
 
