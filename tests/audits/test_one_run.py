@@ -174,3 +174,13 @@ def test_gdp_needs_a_delta_and_scores_need_one_per_canary():
     short = CanaryProtocol(10, lambda inc: inc, lambda d, rng: d, lambda out: out[:5], "x")
     with pytest.raises(InvalidParameterError, match="one score per canary"):
         one_run_audit(short, Claim(1.0), guesses=(1, 1))
+
+
+@pytest.mark.parametrize("m,k", [(400, 20), (10_000, 100), (30, 15), (1, 0)])
+def test_default_guesses_keep_the_ideal_reachable(m, k):
+    protocol = CanaryProtocol(m, lambda inc: inc.astype(float), lambda d, rng: d,
+                              lambda out: out, "toy: the output is the coins")
+    r = one_run_audit(protocol, Claim(1.0), rng=0)
+    assert (r.details["guesses_in"], r.details["guesses_out"]) == ((k, k) if k else (1, 0))
+    if k:  # a noiseless pipeline: every guess right reaches the ideal
+        assert r.correct == r.guesses and r.epsilon_lower_bound == r.ideal_epsilon
