@@ -40,7 +40,8 @@ SUBLAYERS = (
     ("policies", ("policies", "private")),
     ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
-    ("application", ("", "studies", "cli", "audit_command", "endtoend", "__main__")),
+    ("application", ("", "studies", "cli", "audit_command", "endtoend", "canaries",
+                     "__main__")),
 )
 
 

@@ -16,8 +16,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       .bound(outputs0, outputs1, *, delta, confidence) -> LowerBound
     Sampler models: NumpyLaplaceModel, InverseCDFGaussianModel, GridModel, InverseModel
     Auto(), Scalar(), Projection(direction), LinearDiscriminant(ridge=1e-6)
-    AuditReport: .verdict, .to_dict(), .to_json(), AuditReport.from_dict(d);
-      format_table(reports, expected=None)
+    AuditReport: .verdict, .findings (a Finding per kind: DISTRIBUTIONAL, FLOATING_POINT),
+      .violation_kinds, .to_dict(), .to_json(), AuditReport.from_dict(d);
+      format_table(reports, expected=None); run_audit(..., kinds="distributional") runs
+      distributional testers only
     Adapters: ReleaseAdapter(release, name, batched=True),
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
@@ -25,6 +27,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
       forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry)
+    One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
+      method="snj"|"gdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline, score,
+      relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run, score,
+      canaries); bounds in privbandit.audits.one_run_bounds
     Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
       suite_summary; positive controls in `privbandit.audits.controls`,
@@ -46,8 +52,11 @@ _NAMES = {
     "ClassifierTester": "classifier",
     "DEFAULT_CONFIDENCE": "defaults",
     "DEFAULT_SAMPLES": "defaults",
+    "DISTRIBUTIONAL": "findings",
     "DiffprivlibFunction": "adapters",
     "EventSearchTester": "events",
+    "FLOATING_POINT": "findings",
+    "Finding": "findings",
     "FloatTester": "floating",
     "GridModel": "floating",
     "InverseCDFGaussianModel": "floating",
@@ -58,6 +67,12 @@ _NAMES = {
     "as_mechanism": "adapters",
     "AuditReport": "report",
     "CONSISTENT": "report",
+    "CanaryProtocol": "one_run",
+    "OneRunReport": "one_run",
+    "format_one_run_table": "one_run",
+    "one_run_audit": "one_run",
+    "sum_canaries": "one_run_protocols",
+    "user_round_canaries": "one_run_protocols",
     "Claim": "claims",
     "DiffprivlibMechanism": "adapters",
     "GaussianDPTester": "testers",

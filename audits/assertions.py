@@ -2,7 +2,7 @@
 
     assert_consistent(mechanism, pair_generator, claimed, *, samples="quick", confidence=0.99,
                       rng=0, tester=None, delta=None, pair_count=1, name=None,
-                      float_model=None, value=None) -> AuditReport
+                      float_model=None, value=None, kinds=None) -> AuditReport
     assert_charged(ledger, events, *, rel_tol=1e-9) -> None
     assert_lossless(mask, contexts, *, rel_tol=1e-9) -> None
     resolve_samples(spec) -> int          # "quick" | "full" | int >= 4
@@ -30,6 +30,7 @@ from privbandit.accounting.validation import check_count, check_nonnegative
 
 from .claims import NeighbouringPair
 from .defaults import DEFAULT_CONFIDENCE, coerce_claim, coerce_rng
+from .findings import DISTRIBUTIONAL, FLOATING_POINT
 from .report import AuditReport
 from .runner import run_audit
 from .samples import FULL_SAMPLES, QUICK_SAMPLES, SAMPLE_PRESETS, parse_samples  # noqa: F401 (re-exported)
@@ -66,6 +67,7 @@ def assert_consistent(
     name: "str | None" = None,
     float_model: Any = None,
     value: Any = None,
+    kinds: Any = None,
 ) -> AuditReport:
     """Audit `mechanism` on neighbouring pairs; fail when the data refute `claimed`.
 
@@ -83,10 +85,15 @@ def assert_consistent(
       classifier for vectors, float reachability given `float_model`), the
       failure probability split among them; or any one tester.
     - `rng`: a Generator or a seed (default 0): same seed, same verdict.
+    - `kinds`: None (every kind of finding) or "distributional" to run the
+      distributional testers only (`privbandit.audits.findings`).
 
     Fails (AssertionError with the audit report) when the lower bound on
     epsilon exceeds the claim; a correct mechanism fails with probability at
-    most 1 - confidence.  Passing is evidence, never proof: the audit only
+    most 1 - confidence.  The message says which kind of finding refuted the
+claim -- distributional (check the mathematics: sensitivity, noise scale)
+or floating-point (use a float-safe sampler) -- with each kind's bound.
+Passing is evidence, never proof: the audit only
     sees the pairs and the statistic it is given.  Returns the report.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
@@ -96,7 +103,7 @@ def assert_consistent(
     report = run_audit(
         mechanism, pair_generator, claim, tester=tester, samples=resolve_samples(samples),
         rng=generator, confidence=confidence, name=name, pair_count=pair_count,
-        float_model=float_model, value=value,
+        float_model=float_model, value=value, kinds=kinds,
     )
     if report.violation:
         raise ClaimRefuted(_violation_message(report, rng), report)
@@ -113,12 +120,27 @@ def _check_pairs(pairs: Any) -> None:
                   "non-empty list of them")
 
 
+_ADVICE = {
+    DISTRIBUTIONAL: [
+        "The outputs on these neighbours differ more than the claim allows.  Check the",
+        "sensitivity under this relation (how far one record can move the output) and",
+        "the noise scale derived from it.",
+    ],
+    FLOATING_POINT: [
+        "The outputs differ in their floating-point representation: one input releases",
+        "doubles its neighbour cannot (Mironov 2012).  The mathematics may be right; use",
+        "a float-safe sampler (the default grid or OpenDP's exact one).",
+    ],
+}
+
+
 def _violation_message(r: AuditReport, rng: object) -> str:
     seed = _seed_text(rng)
+    kinds = r.violation_kinds or (DISTRIBUTIONAL,)
     lines = [
-        f"privacy claim refuted for {r.mechanism}: epsilon >= {r.epsilon_lower_bound:.4g} "
-        f"with {r.confidence:.0%} confidence, but claimed epsilon = {r.claimed_epsilon:.4g} "
-        f"at delta = {r.claimed_delta:g}",
+        f"privacy claim refuted for {r.mechanism} by a {' and '.join(kinds)} finding: "
+        f"epsilon >= {r.epsilon_lower_bound:.4g} with {r.confidence:.0%} confidence, but "
+        f"claimed epsilon = {r.claimed_epsilon:.4g} at delta = {r.claimed_delta:g}",
         f"  relation : {r.relation}",
         f"  pair     : {r.pair or '(no description)'}",
         f"  claim    : {r.claim_source or '(no source given)'}",
@@ -127,13 +149,14 @@ def _violation_message(r: AuditReport, rng: object) -> str:
     evidence = _evidence(r.details)
     if evidence:
         lines.append(f"  evidence : {evidence}")
-    lines += [
-        f"  samples  : {r.samples_per_side} per side, {r.pairs_tested} pair(s), {seed}",
-        "The outputs on these neighbours differ more than the claim allows.  Check the",
-        "sensitivity under this relation (how far one record can move the output) and",
-        "the noise scale derived from it.  A correct mechanism fails this check with",
-        f"probability at most {1 - r.confidence:.2g}; rerun with the same seed to reproduce.",
-    ]
+    if r.findings:
+        lines.append("  by kind  : " + "; ".join(
+            f"{f.kind} epsilon >= {f.epsilon_lower_bound:.4g} ({f.tester})" for f in r.findings))
+    lines.append(f"  samples  : {r.samples_per_side} per side, {r.pairs_tested} pair(s), {seed}")
+    for kind in kinds:
+        lines += _ADVICE[kind]
+    lines += ["A correct mechanism fails this check with probability at most "
+              f"{1 - r.confidence:.2g};", "rerun with the same seed to reproduce."]
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """The standard audit cases: every DP mechanism of `mechanisms/` and foreign ones.
 
     AuditCase(name, mechanism, pair, tester, claim, control=False, note="", samples=None,
-              float_model=None, value=None)
+              float_model=None, value=None, kind="distributional")
     mechanism_cases(exact=True) -> list[AuditCase]   # ours: float-safe default, + exact if asked
     foreign_cases() -> list[AuditCase]               # OpenDP and diffprivlib adapters
 
@@ -14,7 +14,9 @@ every draw goes through OpenDP use `EXACT_SAMPLES`.  `control` marks cases
 expected to be rejected: the broken twins of `privbandit.audits.controls`,
 and foreign mechanisms that add textbook floating-point noise (diffprivlib's
 Laplace, Gaussian and the tools built on them), which the float-bit events
-catch (Mironov 2012).
+catch (Mironov 2012).  A control's `kind` is the kind of finding that must
+reject it (`privbandit.audits.findings`): floating-point for the textbook
+float mechanisms, distributional for the others.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from privbandit.mechanisms.tree import TreePrivatizer
 
 from .adapters import DiffprivlibFunction, DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
 from .claims import Claim, NeighbouringPair
+from .findings import DISTRIBUTIONAL, FLOATING_POINT
 from .floating import model_for
 from .streams import StreamAdapter, tree_factory
 
@@ -54,6 +57,7 @@ class AuditCase:
     samples: "int | None" = None
     float_model: Any = None
     value: Any = None
+    kind: str = DISTRIBUTIONAL
 
 
 # -- pairs ------------------------------------------------------------------------------
@@ -240,9 +244,9 @@ def _diffprivlib_cases(pair: NeighbouringPair) -> list[AuditCase]:
         AuditCase("diffprivlib Exponential eps=1", dl_exp, exp_pair, None, dl_exp.claim(),
                   samples=20_000),
         AuditCase("diffprivlib Laplace eps=1 (float)", dl_lap, pair, None, dl_lap.claim(),
-                  control=True, note=unsafe, samples=20_000),
+                  control=True, note=unsafe, samples=20_000, kind=FLOATING_POINT),
         AuditCase("diffprivlib GaussianAnalytic (float)", dl_gauss, pair, None, dl_gauss.claim(),
-                  control=True, note=unsafe, samples=20_000),
+                  control=True, note=unsafe, samples=20_000, kind=FLOATING_POINT),
         AuditCase("diffprivlib tools.mean eps=1 (float)", dl_mean, mean_pair, None,
-                  dl_mean.claim(), control=True, note=unsafe, samples=20_000),
+                  dl_mean.claim(), control=True, note=unsafe, samples=20_000, kind=FLOATING_POINT),
     ]

@@ -47,6 +47,7 @@ from .broken import (
 )
 from .cases import CANARY, DELTA, AuditCase, means_pair, stream_pair, vector_pair
 from .claims import Claim, NeighbouringPair
+from .findings import FLOATING_POINT
 from .floating import InverseCDFGaussianModel, NumpyLaplaceModel
 from .streams import StreamAdapter, tree_factory
 
@@ -128,7 +129,8 @@ def float_laplace() -> AuditCase:
                      ReleaseAdapter(mech.release, "laplace-means [numpy]"), means_pair(), None,
                      Claim.from_event(mech.event), control=True,
                      note="Mironov 2012: the doubles released depend on the input",
-                     float_model=NumpyLaplaceModel(mech.scale), value=pairwise_mean)
+                     float_model=NumpyLaplaceModel(mech.scale), value=pairwise_mean,
+                     kind=FLOATING_POINT)
 
 
 def float_gaussian() -> AuditCase:
@@ -137,7 +139,7 @@ def float_gaussian() -> AuditCase:
                      ReleaseAdapter(mech.release, "inverse-cdf gaussian"), vector_pair(CANARY),
                      None, Claim.from_event(mech.event, DELTA), control=True,
                      note="x + sigma ndtri(U) in floats",
-                     float_model=InverseCDFGaussianModel(mech.sigma))
+                     float_model=InverseCDFGaussianModel(mech.sigma), kind=FLOATING_POINT)
 
 
 SVT_PAIR = NeighbouringPair(np.r_[np.ones(5), np.zeros(5)], np.r_[np.zeros(5), np.ones(5)],

@@ -1,7 +1,7 @@
 """Event search: atoms and small events, chosen on a selection part, tested on a fresh one.
 
     EventSearchTester(statistic=Auto(), bins=(16, 64, 256, 1024), atoms=256, keep=32,
-                      holdout=0.2, max_selection=50_000)
+                      holdout=0.2, max_selection=50_000, float_bits=True)
 
 Threshold events ({s > t}) cannot isolate a point mass: a mechanism that
 returns its input with a small probability (a delta-leak), or a discrete
@@ -26,10 +26,17 @@ influenced the choice, and each gets Clopper-Pearson bounds at error
 largest bound holds at `confidence`.  If the mechanism is (epsilon, delta)-DP,
 p_hi <= e^eps p_lo + delta for every event, hence
 eps >= ln((p_hi_lower - delta) / p_lo_upper).  No assumption on the mechanism.
+
+Findings by kind (`privbandit.audits.findings`): the best float-bit event
+(a bin or threshold of the lowest set bit) is a floating-point finding, the
+best atom or bin of the statistic a distributional one; the
+bound returned is the larger, the other in `others` (both under the same
+Bonferroni correction).  `float_bits=False` searches distributional events
+only.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +45,7 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_delta
 
 from .binomial import cp_lower, cp_upper
+from .findings import DISTRIBUTIONAL, FLOATING_POINT, KINDS
 from .statistics import Auto, _rows
 from .testers import (
     LowerBound,
@@ -92,6 +100,7 @@ class EventSearchTester:
     keep: int = 32
     holdout: float = 0.2
     max_selection: int = 50_000
+    float_bits: bool = True
 
     name = "event-search"
     assumptions = "none (any mechanism)"
@@ -111,33 +120,42 @@ class EventSearchTester:
         (sel1, ev1) = split_runs(x1, self.holdout, self.max_selection, "outputs1")
         stat = self.statistic.fit(sel0, sel1)
         events, k0, k1 = _candidates(_views(sel0, stat), _views(sel1, stat), self.bins,
-                                     self.atoms)
+                                     self.atoms, self.float_bits)
         alpha = (1.0 - confidence) / (2.0 * self.keep)
         chosen = self._choose(events, k0, k1, (len(sel0), len(sel1)), (len(ev0), len(ev1)),
                               alpha, delta)
         e0, e1 = _views(ev0, stat), _views(ev1, stat)
-        best = None
+        best: dict[str, tuple] = {}
         for event, favoured in chosen:
             k0, k1 = int(event.member(*e0).sum()), int(event.member(*e1).sum())
             k_hi, n_hi, k_lo, n_lo = ((k1, len(ev1), k0, len(ev0)) if favoured == "neighbour"
                                       else (k0, len(ev0), k1, len(ev1)))
             p_hi, p_lo = float(cp_lower(k_hi, n_hi, alpha)), float(cp_upper(k_lo, n_lo, alpha))
             eps = float(threshold_score(np.array(p_hi), np.array(p_lo), delta))
-            if best is None or eps > best[0]:
-                best = (eps, event, favoured, k_hi, k_lo, n_hi, n_lo, p_hi, p_lo)
-        eps, event, favoured, k_hi, k_lo, n_hi, n_lo, p_hi, p_lo = best
+            kind = FLOATING_POINT if event.feature == "bits" else DISTRIBUTIONAL
+            if kind not in best or eps > best[kind][0]:
+                best[kind] = (eps, event, favoured, k_hi, k_lo, n_hi, n_lo, p_hi, p_lo)
+        context = {"statistic": getattr(stat, "name", "statistic"),
+                   "selection_runs": [len(sel0), len(sel1)], "events_tested": len(chosen),
+                   "candidates": len(events)}
+        bounds = [self._bound(best[k], kind=k, delta=delta, confidence=confidence, **context)
+                  for k in KINDS if k in best]
+        top = max(bounds, key=lambda b: b.epsilon)  # the first of equals: distributional
+        return replace(top, others=tuple(b for b in bounds if b is not top))
+
+    def _bound(self, row: tuple, *, kind: str, delta: float, confidence: float,
+               **context: Any) -> LowerBound:
+        eps, event, favoured, k_hi, k_lo, n_hi, n_lo, p_hi, p_lo = row
         other = "dataset" if favoured == "neighbour" else "neighbour"
         details = {
-            "statistic": getattr(stat, "name", "statistic"), "event": event.text,
-            "event_kind": event.kind, "favoured_input": favoured,
-            "hits_favoured": k_hi, "hits_other": k_lo, "evaluation_runs": [n_hi, n_lo],
-            "selection_runs": [len(sel0), len(sel1)], "events_tested": len(chosen),
-            "candidates": len(events), "p_favoured_lower": p_hi, "p_other_upper": p_lo,
+            **context, "event": event.text, "event_kind": event.kind,
+            "favoured_input": favoured, "hits_favoured": k_hi, "hits_other": k_lo,
+            "evaluation_runs": [n_hi, n_lo], "p_favoured_lower": p_hi, "p_other_upper": p_lo,
             "evidence": (f"event {event.text} has probability >= {p_hi:.4g} on the {favoured} "
-                         f"and <= {p_lo:.4g} on the {other} (best of {len(chosen)} events "
-                         f"tested, Bonferroni)"),
+                         f"and <= {p_lo:.4g} on the {other} (best {kind} event of "
+                         f"{context['events_tested']} tested, Bonferroni)"),
         }
-        return LowerBound(eps, delta, confidence, self.name, details, self.assumptions)
+        return LowerBound(eps, delta, confidence, self.name, details, self.assumptions, kind)
 
     def _choose(self, events, k0, k1, sizes, eval_sizes, alpha, delta):
         """The `keep` (event, favoured input) pairs with the best forecast bounds."""
@@ -166,13 +184,13 @@ def _views(outputs: np.ndarray, stat) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return rows, np.asarray(stat(outputs), dtype=float), lowest_bit(rows)
 
 
-def _candidates(views0, views1, bins: tuple, atoms: int):
+def _candidates(views0, views1, bins: tuple, atoms: int, float_bits: bool = True):
     """Candidate events with their hit counts on the two selection parts."""
     n0 = len(views0[0])
     found = [_atom_events(np.concatenate([views0[0], views1[0]]), n0, atoms),
              _bin_events(np.concatenate([views0[1], views1[1]]), n0, bins, "statistic", "s")]
     bits = np.concatenate([views0[2], views1[2]])
-    if np.isfinite(bits).any():
+    if float_bits and np.isfinite(bits).any():
         found.append(_bin_events(bits, n0, bins, "bits", "lowest bit exponent"))
         found.append(_bit_thresholds(bits, n0))
     events = [e for part in found for e in part[0]]

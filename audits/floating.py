@@ -20,6 +20,7 @@ dataset's runs give a Clopper-Pearson lower bound on P_D(E), the neighbour's
 own runs an upper bound on P_D'(E) (0 hits when the model describes the
 mechanism; if it does not, the bound says so and stays valid), and
 eps >= ln((p_hi_lower - delta) / p_lo_upper); both directions, Bonferroni.
+Its findings are of the floating-point kind (`privbandit.audits.findings`).
 The tester needs the two inputs (`needs_inputs`): `run_audit` passes them,
 and `value(dataset)` maps an input to the noiseless value per coordinate
 (default: the input itself; for `LaplaceMeans`, its `pairwise_mean`).
@@ -51,6 +52,7 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_delta, check_positive
 
 from .binomial import cp_lower, cp_upper
+from .findings import FLOATING_POINT
 from .statistics import _rows
 from .testers import LowerBound, check_confidence, threshold_score
 
@@ -153,6 +155,7 @@ class FloatTester:
     value: Any = None
     needs_inputs = True
     name = "float-reachability"
+    kind = FLOATING_POINT
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.model, "reachable", None)):
@@ -195,7 +198,8 @@ class FloatTester:
                          f"{other} under the model ({self.model.name}): probability >= "
                          f"{p_hi:.4g} vs <= {p_lo:.4g} ({k_lo} of the {other}'s own outputs)"),
         }
-        return LowerBound(eps, delta, confidence, self.name, details, self.assumptions)
+        return LowerBound(eps, delta, confidence, self.name, details, self.assumptions,
+                          self.kind)
 
     def _value(self, dataset: Any) -> np.ndarray:
         value = dataset if self.value is None else self.value(dataset)

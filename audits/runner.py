@@ -2,7 +2,7 @@
 
     run_audit(mechanism, pairs, claim, *, samples=None, rng=0, confidence=0.99,
               tester=None, delta=None, name=None, pair_count=1, batch_size=None,
-              float_model=None, value=None) -> AuditReport
+              float_model=None, value=None, kinds=None) -> AuditReport
     run_audit(mechanism, pairs, tester, claim, ...)       # the explicit-tester form
 
 - `mechanism(dataset, rng, n) -> outputs`: n independent runs, leading axis n
@@ -18,6 +18,9 @@
   object with `bound(outputs0, outputs1, *, delta, confidence) -> LowerBound`.
   `float_model` (and `value`) add the floating-point reachability tester to
   the battery (`privbandit.audits.floating`).
+- `kinds`: None (every kind of finding) or e.g. "distributional": the
+  battery then runs distributional testers only, and an explicit tester's
+  bounds of other kinds are dropped (`privbandit.audits.findings`).
 - `samples`: runs per side of each pair (default `DEFAULT_SAMPLES` = 100,000).
 - `rng`: a Generator or an int seed (default 0).
 
@@ -25,6 +28,9 @@ Each side of each pair draws `samples` runs from its own child generator
 (`rng.spawn`), so reports are reproducible bit for bit from the seed.  With m
 pairs each is tested at confidence 1 - (1 - confidence) / m (union bound) and
 the largest lower bound is reported, so it still holds at `confidence`.
+The report's `findings` hold the largest bound of each kind (distributional,
+floating-point) over the pairs, each with its tester and evidence; the
+report's bound is the largest of them.
 Outputs that are not numbers (labels, candidates) are mapped to the indices
 of their sorted distinct values, shared by both sides (`details["categories"]`).
 """
@@ -44,6 +50,7 @@ from .adapters import as_mechanism
 from .battery import Battery
 from .claims import NeighbouringPair
 from .defaults import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, coerce_claim, coerce_rng
+from .findings import Finding, check_kinds
 from .report import AuditReport
 from .testers import LowerBound, check_confidence
 
@@ -65,13 +72,15 @@ def run_audit(
     batch_size: "int | None" = None,
     float_model: Any = None,
     value: Any = None,
+    kinds: "str | Sequence[str] | None" = None,
 ) -> AuditReport:
     """Audit `mechanism` against `claim`; see the module docstring."""
     tester, claim = _tester_and_claim(args, tester, claim)
     claim = coerce_claim(claim, delta)
     mechanism = as_mechanism(mechanism)
+    kinds = check_kinds(kinds)
     if tester is None:
-        tester = Battery(float_model, value)
+        tester = Battery(float_model, value, kinds=kinds)
     elif not callable(getattr(tester, "bound", None)):
         raise invalid("tester", tester, "None (the default battery) or an object with "
                       "bound(outputs0, outputs1, *, delta, confidence)")
@@ -96,14 +105,14 @@ def run_audit(
             tester, "needs_inputs", False) else {}
         results.append((pair, tester.bound(out0, out1, delta=claim.delta, confidence=per_pair,
                                            **kwargs)))
-    best_pair, best = max(results, key=lambda r: r[1].epsilon)
+    found = _of_kinds(results, kinds, tester)
+    best_pair, best = max(found, key=lambda r: r[1].epsilon)
     details = dict(best.details)
     if categories:
         details["categories"] = [str(c) for c in categories[:50]]
-    if len(results) > 1:
-        details["per_pair"] = [
-            {"pair": p.description, "epsilon_lower_bound": b.epsilon} for p, b in results
-        ]
+    if len(pair_list) > 1:
+        details["per_pair"] = [{"pair": p.description, "kind": b.kind,
+                                "epsilon_lower_bound": b.epsilon} for p, b in found]
     return AuditReport(
         mechanism=name or _name(mechanism),
         relation=best_pair.relation,
@@ -116,10 +125,33 @@ def run_audit(
         epsilon_lower_bound=float(best.epsilon),
         confidence=confidence,
         samples_per_side=samples,
-        pairs_tested=len(results),
+        pairs_tested=len(pair_list),
         wall_time_s=time.perf_counter() - start,
         details=details,
+        findings=_findings(found, kinds),
     )
+
+
+def _of_kinds(results: list, kinds: tuple[str, ...], tester: Any) -> list:
+    """(pair, bound) for each pair and requested kind its tester searched."""
+    out = [(pair, found[k]) for pair, b in results
+           for found in [b.by_kind()] for k in kinds if k in found]
+    if not out:
+        raise invalid("kinds", kinds, f"kinds that the tester {getattr(tester, 'name', tester)} "
+                      f"searches ({sorted(results[0][1].by_kind())})")
+    return out
+
+
+def _findings(results: list, kinds: tuple[str, ...]) -> list[Finding]:
+    """The largest bound of each kind over the pairs, with its tester and evidence."""
+    out = []
+    for kind in kinds:
+        of_kind = [b for _, b in results if b.kind == kind]
+        if of_kind:
+            b = max(of_kind, key=lambda b: b.epsilon)
+            out.append(Finding(kind, float(b.epsilon), b.tester,
+                               str(b.details.get("evidence", ""))))
+    return out
 
 
 def _tester_and_claim(args: tuple, tester: Any, claim: Any) -> tuple[Any, Any]:

@@ -48,6 +48,7 @@ from privbandit.accounting.validation import check_count, check_delta
 from privbandit.mechanisms.errors import ShapeError
 
 from .binomial import cp_lower, cp_upper
+from .findings import DISTRIBUTIONAL
 from .statistics import Auto
 
 # The four (region, favoured input) hypotheses a threshold can support.
@@ -114,6 +115,12 @@ class LowerBound:
     tester: str
     details: dict[str, Any] = field(default_factory=dict)
     assumptions: str = ""
+    kind: str = DISTRIBUTIONAL
+    others: tuple = ()  # the best bound of each other kind the same tester searched
+
+    def by_kind(self) -> "dict[str, LowerBound]":
+        """This bound and `others`, by kind."""
+        return {self.kind: self, **{b.kind: b for b in self.others}}
 
 
 def check_confidence(confidence: object) -> float:

@@ -13,7 +13,19 @@
    with its defaults at 10k runs, over 100 seeds (target >= 95); every
    correct case of the suite audited over 20 seeds at its budget, counting
    false alarms against the stated failure probability (1% per audit).
-4. Attacks: mask recovery error against known pairs and rounds observed
+4. One run (canaries, `privbandit.audits.one_run`): a Gaussian mechanism on
+   sums of unit vectors, (2, 1e-5)-DP, m = 10,000 orthogonal canaries, one
+   release, 100 guesses each way, GDP bound at 95%: the bound, its ratio to
+   the method's ideal for that m and k (every guess right) and to the bound
+   the method gives in expectation for a mechanism exactly at its claim
+   (an optimal scorer, computed), the seconds, and whether the same
+   mechanism with half its noise is caught in one run.  Then one run
+   against many runs on the same mechanisms (that Gaussian, and Laplace
+   noise of scale 1 on counts, eps = 1): the bound, the pipeline runs and
+   the seconds each needs (docs/one_run_audits.md); and the textbook NumPy
+   Laplace on 0 vs 1: a floating-point violation whose distributional bound
+   stays below the claim.
+5. Attacks: mask recovery error against known pairs and rounds observed
    (d_j = 3 inside d = 10), and the differencing attack on C-anonymous
    elicitation against C, the others' reward rate and the Laplace option.
 
@@ -27,8 +39,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize, stats
 
 from privbandit.audits import (
+    Claim,
     GaussianDPTester,
     NeighbouringPair,
     Projection,
@@ -38,7 +52,11 @@ from privbandit.audits import (
 )
 from privbandit.audits.assertions import ClaimRefuted, assert_consistent
 from privbandit.audits.attacks import differencing_attack, pca_curve, recovery_curve
+from privbandit.audits.broken import NoiseScaleSampler
 from privbandit.audits.cases import CANARY, gaussian_vector_case, laplace_means_case
+from privbandit.audits.one_run import format_one_run_table, one_run_audit
+from privbandit.audits.one_run_bounds import gdp_epsilon
+from privbandit.audits.one_run_protocols import sum_canaries
 from privbandit.audits.report import format_table
 from privbandit.audits.suite import (
     expected_verdict,
@@ -63,6 +81,10 @@ class Sizes:
     alarm_cases: int | None = None  # all correct ones
     mask_rounds: tuple = (10, 100, 1000, 10000, 100000)
     attack_runs: int = 20000
+    one_run_canaries: int = 10_000
+    many_runs: tuple = (10_000, 100_000)
+    one_run_seeds: int = 10
+    textbook_samples: int = 100_000
     attack_grid: tuple = tuple((c, p, e) for e in (None, 1.0) for c in (2, 5, 10, 20)
                                for p in (0.1, 0.5, 0.9))
 
@@ -70,6 +92,8 @@ class Sizes:
 QUICK = Sizes(gauss_seeds=10, alarm_seeds=3)
 SMOKE = Sizes(tight_samples=4000, suite_cases=3, gauss_seeds=2, gauss_samples=2000,
               alarm_seeds=1, alarm_cases=1, mask_rounds=(10, 100), attack_runs=500,
+              one_run_canaries=1000, many_runs=(2000,), textbook_samples=2000,
+              one_run_seeds=2,
               attack_grid=((10, 0.5, None), (10, 0.5, 1.0)))
 
 
@@ -116,6 +140,110 @@ def false_alarms(cases, seeds: int, rng: np.random.Generator) -> tuple[int, int]
     return alarms, audits
 
 
+def expected_at_claim(mu: float, m: int, k: int, delta: float, confidence: float) -> float:
+    """The GDP bound at the expected count of an optimal scorer on a mechanism at its claim:
+    scores N(mu, 1) (in) or N(0, 1) (out), half each; k guessed each way."""
+    mix_sf = lambda t: 0.5 * (stats.norm.sf(t) + stats.norm.sf(t - mu))
+    top = optimize.brentq(lambda t: m * mix_sf(t) - k, -40, 40)
+    bottom = optimize.brentq(lambda t: m * (1 - mix_sf(t)) - k, -40, 40)
+    right = 0.5 * m * (stats.norm.sf(top - mu) + stats.norm.cdf(bottom))
+    return gdp_epsilon(m, 2 * k, int(round(right)), delta, confidence)
+
+
+def one_run(m: int, rng: np.random.Generator) -> dict[str, float]:
+    """The one-run figures (see the module docstring, part 4)."""
+    correct = GaussianVector.from_privacy(2.0, 1e-5, 1.0)  # float-safe default sampler
+    half = GaussianVector.from_privacy(2.0, 1e-5, 1.0, sampler=NoiseScaleSampler(GRID, 0.5))
+    claim = Claim.from_event(correct.event, 1e-5)
+    k = max(1, m // 100)
+    g_ok, g_half = rng.spawn(2)
+    start = time.perf_counter()
+    ok = one_run_audit(sum_canaries(correct.release, m, m, name="GaussianVector sum (2,1e-5)"),
+                       claim, guesses=(k, k), rng=g_ok, confidence=0.95, method="gdp")
+    seconds = time.perf_counter() - start
+    bad = one_run_audit(sum_canaries(half.release, m, m, name="same, half the noise"), claim,
+                        guesses=(k, k), rng=g_half, confidence=0.95, method="gdp")
+    print(format_one_run_table([ok, bad]))
+    reference = expected_at_claim(correct.event.mu, m, k, 1e-5, 0.95)
+    print(f"a mechanism exactly at its claim gives {reference:.4g} in expectation with this m "
+          f"and k (optimal scorer); every guess right would give {ok.ideal_epsilon:.4g}")
+    return {
+        "one_run_epsilon_lower_bound": ok.epsilon_lower_bound,
+        "one_run_ideal": ok.ideal_epsilon,
+        "one_run_over_ideal": ok.epsilon_lower_bound / ok.ideal_epsilon,
+        "one_run_over_expected_at_claim": ok.epsilon_lower_bound / reference,
+        "one_run_over_claim": ok.epsilon_lower_bound / claim.epsilon,
+        "one_run_seconds": seconds,
+        "one_run_half_noise_bound": bad.epsilon_lower_bound,
+        "one_run_half_noise_caught": int(bad.violation),
+    }
+
+
+def laplace_counts(total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Counts released with float-safe Laplace noise of scale 1: eps = 1 per unit count."""
+    return GRID.add_laplace(total, 1.0, rng)
+
+
+def one_vs_many(m: int, many: tuple, seeds: int,
+                rng: np.random.Generator) -> dict[str, float]:
+    """Bound, pipeline runs and seconds: one run with m canaries (over `seeds` seeds: one
+    run's bound is a random variable) vs many runs per side."""
+    gauss = GaussianVector.from_privacy(2.0, 1e-5, 1.0)
+    rows = [("gaussian", gauss.release, Claim.from_event(gauss.event, 1e-5), "gdp",
+             GaussianDPTester(Projection(np.ones(1)))),
+            ("laplace", laplace_counts, Claim(1.0, 0.0, "scale 1 on counts"), "snj",
+             ThresholdTester(Projection(np.ones(1))))]
+    k = max(1, m // 100)
+    figures = {}
+    print(f"{'mechanism':11s} {'audit':38s} {'runs':10s} seconds  eps lower  / claim")
+    for (label, release, claim, method, tester), g in zip(rows, rng.spawn(len(rows)),
+                                                          strict=True):
+        g_one, g_many = g.spawn(2)
+        start = time.perf_counter()
+        bounds = [one_run_audit(sum_canaries(release, m, m), claim, guesses=(k, k),
+                                method=method, rng=s, confidence=0.95).epsilon_lower_bound
+                  for s in g_one.spawn(seeds)]
+        spread = f"{np.mean(bounds):.4g} ({min(bounds):.3g}-{max(bounds):.3g})"
+        print(f"{label:11s} {f'one run, {m:,} canaries, {seeds} seeds':38s} {1:<10,d} "
+              f"{(time.perf_counter() - start) / seeds:7.2f}  {spread}  "
+              f"{np.mean(bounds) / claim.epsilon:.3f}")
+        pair = NeighbouringPair(np.zeros(1), np.ones(1), "one unit vector added")
+        for samples, g_s in zip(many, g_many.spawn(len(many)), strict=True):
+            start = time.perf_counter()
+            bound = run_audit(ReleaseAdapter(release), pair, tester, claim, samples=samples,
+                              rng=g_s, confidence=0.95).epsilon_lower_bound
+            what = f"{samples:,} runs per side ({tester.name})"
+            print(f"{label:11s} {what:38s} {2 * samples:<10,d} "
+                  f"{time.perf_counter() - start:7.2f}  {bound:9.4g}  "
+                  f"{bound / claim.epsilon:.3f}")
+        figures[f"one_vs_many_{label}_one_run_mean_over_claim"] = np.mean(bounds) / claim.epsilon
+        figures[f"one_vs_many_{label}_one_run_min_over_claim"] = min(bounds) / claim.epsilon
+        figures[f"one_vs_many_{label}_many_over_claim"] = bound / claim.epsilon
+    return figures
+
+
+def textbook_laplace(samples: int, rng: np.random.Generator) -> dict[str, float]:
+    """x + rng.laplace(0, 1/eps), eps = 1, on 0 vs 1: which kind of finding refutes it."""
+    def textbook(dataset, g, n):
+        return dataset + g.laplace(0.0, 1.0, n)
+
+    def float_safe(dataset, g, n):
+        return laplace_counts(np.full(n, float(dataset)), g)
+
+    pair = NeighbouringPair(0.0, 1.0, "scalars at distance 1", "0 vs 1")
+    reports = [run_audit(f, pair, Claim(1.0), samples=samples, rng=g, name=name) for f, name, g
+               in zip((textbook, float_safe), ("textbook numpy laplace", "float-safe laplace"),
+                      rng.spawn(2), strict=True)]
+    print(format_table(reports))
+    bad, good = reports
+    return {
+        "textbook_laplace_floating_point_only": int(bad.violation_kinds == ("floating-point",)),
+        "textbook_laplace_distributional_bound": bad.finding("distributional").epsilon_lower_bound,
+        "textbook_laplace_floating_point_bound": bad.finding("floating-point").epsilon_lower_bound,
+        "float_safe_laplace_findings_above_claim": len(good.violation_kinds),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -124,7 +252,7 @@ def main() -> None:
     args = parser.parse_args()
     size = SMOKE if args.smoke else QUICK if args.quick else Sizes()
     rng = np.random.default_rng(20240601)
-    g_lap, g_gauss, g_suite, g_mask, g_anon, g_alarm = rng.spawn(6)
+    g_lap, g_gauss, g_suite, g_mask, g_anon, g_alarm, g_one = rng.spawn(7)
     figures: dict[str, float] = {}
 
     print(f"== tightness ({size.tight_samples:,} runs per side, 95% confidence)")
@@ -175,6 +303,16 @@ def main() -> None:
           f"i.e. {0.01 * audits:.1f} expected at most)")
     figures["negative_control_audits"] = audits
     figures["negative_control_false_alarms"] = alarms
+
+    print(f"\n== one run: {size.one_run_canaries:,} canaries, Gaussian sum (2, 1e-5), GDP, 95%")
+    g_one, g_compare, g_text = g_one.spawn(3)
+    figures.update(one_run(size.one_run_canaries, g_one))
+    print("\n== one run vs many runs, same mechanisms, 95%")
+    figures.update(one_vs_many(size.one_run_canaries, size.many_runs, size.one_run_seeds,
+                               g_compare))
+    print(f"\n== textbook NumPy Laplace vs the float-safe sampler, 0 vs 1, eps = 1, "
+          f"{size.textbook_samples:,} runs per side, default battery, 99%")
+    figures.update(textbook_laplace(size.textbook_samples, g_text))
 
     print("\n== masks: known-plaintext recovery of a d_j = 3 block in d = 10")
     for method in ("lstsq", "procrustes"):

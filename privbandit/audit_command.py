@@ -10,7 +10,12 @@ too) with the default battery of testers, each case at its own sample budget
 unless `--samples` is given, prints a table, adds the attacks on the two
 non-DP protections (masks, k-anonymity), and writes everything as JSON.  Exit
 status: 0 when every verdict is as expected, 1 on a violation by a correct
-mechanism or an expected violation that was not found.
+mechanism or an expected violation that was not found.  The table's "dist"
+and "float" columns give each kind of finding its own bound, and "kind"
+names the kinds in violation (distributional: the mathematics;
+floating-point: the sampler); `--distributional-only` searches the first
+kind only.  `--one-run` audits the registry's private algorithms in one run
+each with canaries instead (`privbandit.canaries`, small sizes, seconds).
 """
 from __future__ import annotations
 
@@ -50,6 +55,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--end-to-end", action="store_true",
                    help="also audit every private algorithm end to end on neighbouring "
                         "environments (one reward flipped, releases forced; small worlds)")
+    p.add_argument("--distributional-only", action="store_true",
+                   help="run the distributional testers only (no float-bit events, no "
+                        "reachability); float controls are then expected consistent")
+    p.add_argument("--one-run", action="store_true",
+                   help="instead of the suite, audit the registry's private algorithms in one "
+                        "run each (canaries, small sizes; privbandit.canaries)")
     p.set_defaults(func=run)
     return p
 
@@ -104,22 +115,49 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
     return out
 
 
+def run_one_run(args: argparse.Namespace) -> int:
+    """One-run audits of the registry's private algorithms; 0 unless one is refuted."""
+    from privbandit.audits.one_run import format_one_run_table, one_run_audit
+    from privbandit.canaries import registry_cases
+
+    cases = registry_cases()
+    streams = np.random.default_rng(args.seed).spawn(len(cases))
+    reports = [one_run_audit(c.protocol, c.claim, rng=g, confidence=args.confidence)
+               for c, g in zip(cases, streams, strict=True) if c.protocol is not None]
+    print(format_one_run_table(reports))
+    skipped = [c for c in cases if c.protocol is None]
+    for c in skipped:
+        print(f"not audited in one run: {c.algorithm}: {c.note}")
+    refuted = [r.pipeline for r in reports if r.violation]
+    _write_json(args.json, {"one_run": [r.to_dict() for r in reports],
+                            "not_audited": {c.algorithm: c.note for c in skipped},
+                            "settings": {"confidence": args.confidence, "seed": args.seed}})
+    for name in refuted:
+        print(f"FAIL {name}: violation")
+    print(f"one-run audits: {len(reports)}, failures: {len(refuted)}, json: {args.json}")
+    return 1 if refuted else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the suite; 0 if every verdict is as expected, else 1."""
+    if getattr(args, "one_run", False):
+        return run_one_run(args)
+    kinds = "distributional" if getattr(args, "distributional_only", False) else None
     rng = np.random.default_rng(args.seed)
     g_suite, g_attacks = rng.spawn(2)
     missing = diffprivlib_missing()
     if missing:
         print(f"note: diffprivlib cases skipped: {missing.split(' (import failed')[0]}")
     cases = standard_suite(exact=not args.no_exact, controls=args.controls)
-    reports = run_cases(cases, samples=args.samples, rng=g_suite, confidence=args.confidence)
-    expected = {c.name: expected_verdict(c) for c in cases}
+    reports = run_cases(cases, samples=args.samples, rng=g_suite, confidence=args.confidence,
+                        kinds=kinds)
+    expected = {c.name: expected_verdict(c, kinds) for c in cases}
     print(format_table(reports, expected))
-    summary = suite_summary(cases, reports)
+    summary = suite_summary(cases, reports, kinds)
     summary["attacks"] = _attacks(g_attacks)
     summary["settings"] = {"samples": args.samples, "confidence": args.confidence,
                            "seed": args.seed, "exact": not args.no_exact,
-                           "controls": args.controls}
+                           "controls": args.controls, "kinds": kinds or "all"}
     for row in summary["attacks"]["mask_known_plaintext_d3_in_10"]:
         print(f"mask attack: {row['observed']} known pairs -> block error "
               f"{row['block_error']:.3g}")

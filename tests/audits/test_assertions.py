@@ -53,8 +53,10 @@ def test_refuted_claim_fails_with_an_actionable_report():
         assert_consistent(laplace(0.5), PAIR, 1.0)  # true epsilon 2
     report, message = caught.value.report, str(caught.value)
     assert isinstance(caught.value, AssertionError) and report.violation
+    kinds = " and ".join(report.violation_kinds)
+    assert "distributional" in report.violation_kinds
     assert message.startswith(
-        f"privacy claim refuted for laplace scale 0.5: epsilon >= "
+        f"privacy claim refuted for laplace scale 0.5 by a {kinds} finding: epsilon >= "
         f"{report.epsilon_lower_bound:.4g} with 99% confidence, but claimed epsilon = 1 at "
         "delta = 0\n")
     for line in ("  relation : scalars at distance 1", "  pair     : 0 vs 1",

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from privbandit import audit_command
-from privbandit.audits.controls import laplace_ignores_width
+from privbandit.audits.controls import float_laplace, laplace_ignores_width
 
 
 def parse(*argv):
@@ -59,7 +59,7 @@ def test_default_budgets_are_each_cases_own(tmp_path, monkeypatch):
     monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [laplace_ignores_width()])
     monkeypatch.setattr(audit_command, "run_cases",
                         lambda cases, **kw: seen.append(kw) or [])
-    monkeypatch.setattr(audit_command, "suite_summary", lambda c, r: {"failures": []})
+    monkeypatch.setattr(audit_command, "suite_summary", lambda c, r, kinds=None: {"failures": []})
     monkeypatch.setattr(audit_command, "_attacks", lambda rng: {
         "mask_known_plaintext_d3_in_10": [], "anonymity_differencing_C10_p05": []})
     audit_command.run(parse("--json", str(tmp_path / "d.json")))
@@ -73,3 +73,31 @@ def test_bad_arguments(argv, capsys):
         parse(*argv)
     assert exit_info.value.code == 2
     assert "must be" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags,expected,kinds", [
+    ([], "violation", ["floating-point"]), (["--distributional-only"], "consistent", []),
+])
+def test_the_table_and_json_say_which_kind(flags, expected, kinds, tmp_path, capsys,
+                                           monkeypatch):
+    monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [float_laplace()])
+    out = tmp_path / "k.json"
+    assert audit_command.run(parse("--samples", "3000", "--json", str(out), *flags)) == 0
+    text = capsys.readouterr().out
+    assert "dist" in text.splitlines()[0] and "kind" in text.splitlines()[0]
+    (audit,) = json.loads(out.read_text())["audits"]
+    assert audit["verdict"] == audit["expected"] == expected
+    assert audit["violation_kinds"] == kinds and audit["expected_kind"] == "floating-point"
+
+
+def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
+    out = tmp_path / "one.json"
+    assert audit_command.run(parse("--one-run", "--json", str(out), "--seed", "1")) == 0
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    audited = {r["pipeline"].split()[0] for r in data["one_run"]}
+    assert audited == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace"}
+    assert set(data["not_audited"]) == {"cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h",
+                                        "cdp-fedc3ucb-h+"}
+    assert all(r["verdict"] == "consistent" and r["canaries"] >= 400 for r in data["one_run"])
+    assert "right/guesses" in text and "not audited in one run: cdp-fclub-dc" in text
