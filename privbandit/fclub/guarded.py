@@ -24,8 +24,15 @@ servers.  A server then serves user u from two models:
 and on a local round recommends the item with the highest min(UCB_own,
 UCB_fed): both are upper confidence bounds for u's reward, so their minimum
 is too (with probability >= 1 - alpha), and it is never looser than going
-alone's.  Shared rounds pay for acting on released data only; that is the
-price of federation that stays private when actions adapt.
+alone's.  UCB_fed adds resolution * ||x||, the bias of a pooled estimate:
+the merge tests keep apart users whose preferences differ by the resolution or
+more (with the tests' power), so merged users differ by less.  That term is
+exact when the members' data are alike (equal Gram matrices); a
+matrix-weighted average can reach further, and then UCB_fed (and so the
+minimum) may fall below u's mean reward: the guard then still never acts
+looser than going alone, but is not an upper confidence bound.  Shared
+rounds pay for acting on released data only; that is the price of
+federation that stays private when actions adapt.
 
 Privacy guarantee
 -----------------
@@ -148,6 +155,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
         own = self.own.policies[s].scores(items, int(self.own.local[user]))
         if self.active[user]:
             fed = ucb_scores(self.theta[user], self.inv[user], items, self.beta[user])
+            # merged users may differ by up to the merge test's resolution: the pooled
+            # estimate's bias, |x . (theta_pool - theta_u)| <= resolution ||x||
+            fed += self.plan.resolution * np.sqrt(np.einsum("kd,kd->k", items, items))
             np.minimum(own, fed, out=own)
         return int(np.argmax(own))
 
