@@ -108,7 +108,8 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         self.fed_theta = np.zeros((n, d))
         self.fed_beta = np.zeros(n)
         self._raw = np.zeros((n, d + 1, d + 1))
-        self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate)
+        self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate,
+                                   cap=plan.cap)
         self._groups = [np.arange(n)] * n  # each agent's released cluster (all, before one)
         self._shared = False
         self._comm = CommLog()

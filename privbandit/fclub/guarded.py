@@ -125,7 +125,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
         self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate,
-                                   config.beta_scale)
+                                   config.beta_scale, plan.cap)
         self._groups = [np.arange(n)] * n  # each user's released cluster (all, before one)
         self._merged = np.zeros(n, dtype=bool)  # released cluster spans other servers
         self._shared = False

@@ -51,13 +51,17 @@ class Billboard:
     streams: the units' streams; ridge: the released-model arithmetic; rate:
     the share of rounds shared (exploration that feeds the released models),
     in (0, 1]; merged_rate: the share for a unit whose released cluster spans
-    other parties (federation has something to pool), in [rate, 1];
-    beta_scale: factor on the released model's radius.  Both rules read only
-    the public coin and released data.
+    other parties (federation has something to pool), in [rate, 1]; cap: the
+    records a unit releases at `rate` before it stops sharing unless merged
+    (None: no cap), so that exploring for clusters costs a bounded number of
+    shared rounds whatever the horizon; beta_scale: factor on the released
+    model's radius.  Every rule reads only the public coin, released data and
+    counts of shared rounds (public: coins and arrivals).
     """
 
     def __init__(self, streams: PartyStreams, ridge: NoisyRidge, rate: float,
-                 merged_rate: float | None = None, beta_scale: float = 1.0) -> None:
+                 merged_rate: float | None = None, beta_scale: float = 1.0,
+                 cap: int | None = None) -> None:
         if not (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0):
             raise config_error("rate", rate, "a share of rounds in (0, 1]")
         merged_rate = rate if merged_rate is None else merged_rate
@@ -65,6 +69,9 @@ class Billboard:
             raise config_error("merged_rate", merged_rate, f"a share in [rate = {rate}, 1]")
         self.streams, self.ridge, self.rate = streams, ridge, float(rate)
         self.merged_rate, self.beta_scale = float(merged_rate), beta_scale
+        if cap is not None and not (isinstance(cap, int) and cap >= 1):
+            raise config_error("cap", cap, "None or an integer >= 1 (records per unit)")
+        self.cap = cap
         self._coins: np.ndarray | None = None
         self._coin_rng: np.random.Generator | None = None
         self._models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float] | None] = {}
@@ -108,6 +115,8 @@ class Billboard:
         before any release, the widest items under the prior): `rank(scores)`
         (default: the argmax, an int).
         """
+        if not merged and self.cap is not None and self.streams.recorded(unit) >= self.cap:
+            return None
         if self.coin(t, rng) >= (self.merged_rate if merged else self.rate):
             return None
         model = self._model(np.asarray(group, dtype=np.intp))

@@ -26,7 +26,8 @@ class GuardPlan:
     federated model (the own model keeps the rest); rate: the share of
     rounds on the shared (released) track of a `Billboard`; merged_rate
     (default: rate): the share for a unit whose released cluster spans other
-    parties; sampler: the noise sampler.
+    parties; cap: records a unit shares at `rate` before it stops unless merged
+    (None: no cap); sampler: the noise sampler.
     """
 
     epsilon: float
@@ -41,6 +42,7 @@ class GuardPlan:
     share: float = 0.1
     rate: float = 0.01
     merged_rate: float | None = None
+    cap: int | None = 16
     sampler: Sampler | str | None = DEFAULT_SAMPLER
 
     def __post_init__(self) -> None:
@@ -57,11 +59,13 @@ class GuardPlan:
             raise config_error("share", self.share, "a fraction in (0, 1)")
         if not (isinstance(self.rate, (int, float)) and 0.0 < self.rate <= 1.0):
             raise config_error("rate", self.rate, "a share of rounds in (0, 1]")
-        certified = self.rate if self.merged_rate is None else self.merged_rate
-        if not (isinstance(certified, (int, float)) and self.rate <= certified <= 1.0):
+        merged = self.rate if self.merged_rate is None else self.merged_rate
+        if not (isinstance(merged, (int, float)) and self.rate <= merged <= 1.0):
             raise config_error("merged_rate", self.merged_rate,
                                f"a share of rounds in [rate = {self.rate}, 1]")
-        set_(self, "merged_rate", float(certified))
+        set_(self, "merged_rate", float(merged))
+        if self.cap is not None:
+            set_(self, "cap", check_count("cap", self.cap, minimum=1))
         set_(self, "sampler", resolve_sampler(self.sampler))
         set_(self, "batch", release_schedule(self.schedule, self.horizon, self.batch).batch)
 
@@ -73,5 +77,5 @@ class GuardPlan:
         return {"epsilon": self.epsilon, "delta": self.delta, "mechanism": self.mechanism,
                 "schedule": self.schedule, "batch": self.batch, "resolution": self.resolution,
                 "level": self.level, "miss": self.miss, "share": self.share, "rate": self.rate,
-                "merged_rate": self.merged_rate,
+                "merged_rate": self.merged_rate, "cap": self.cap,
                 "sampler": sampler_name(self.sampler)}

@@ -86,6 +86,11 @@ class PartyStreams:
         self.counts = np.zeros(n, dtype=np.int64)  # records in the released prefix
         self._pending_counts = np.zeros(n, dtype=np.int64)
 
+    def recorded(self, unit: int) -> int:
+        """Records `unit` has entered so far, released or waiting (public: how many of its
+        rounds were shared)."""
+        return int(self.counts[unit] + self._pending_counts[unit])
+
     @property
     def n_units(self) -> int:
         return self.party_of.size

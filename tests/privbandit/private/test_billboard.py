@@ -74,3 +74,15 @@ def test_a_ranking_is_chosen_and_recorded_as_a_list():
                            rank=lambda s: np.argsort(-s, kind="stable")[:2])
     assert len(ranking) == 2
     board.record(0, 1, np.asarray(ranking), np.eye(4))
+
+
+def test_a_unit_stops_sharing_at_its_cap_unless_merged():
+    board = Billboard(_billboard(1.0).streams, _billboard().ridge, 1.0, cap=3)
+    rng, items = np.random.default_rng(3), np.eye(3)
+    for t in range(3):
+        action = board.decide(t, 0, items, np.arange(4), rng)
+        board.record(t, 0, action, np.eye(4))
+    assert board.decide(3, 0, items, np.arange(4), rng) is None  # capped
+    assert board.decide(4, 0, items, np.arange(4), rng, merged=True) is not None
+    with pytest.raises(ConfigError, match="cap"):
+        Billboard(board.streams, board.ridge, 0.5, cap=0)
