@@ -101,3 +101,23 @@ def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
                                         "cdp-fedc3ucb-h+"}
     assert all(r["verdict"] == "consistent" and r["canaries"] >= 400 for r in data["one_run"])
     assert "right/guesses" in text and "not audited in one run: cdp-fclub-dc" in text
+
+
+def test_end_to_end_audits_join_the_report_and_a_violation_fails(tmp_path, capsys,
+                                                                 monkeypatch):
+    from privbandit import endtoend
+    from privbandit.audits.environment import EnvironmentAuditReport, PairFinding
+
+    def fake(epsilon=1.0, seed=3):
+        ok = EnvironmentAuditReport(1.0, 1e-5, (PairFinding("flip at 5", 0.58, 0.16, 0.0, 9, 1),))
+        bad = EnvironmentAuditReport(1.0, 1e-5, (PairFinding("flip at 5", 48.0, 6.5, 0.0, 9, 7),))
+        return {"good": ok, "leaky": bad}
+
+    monkeypatch.setattr(endtoend, "audit_registry", fake)
+    monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [])
+    out = tmp_path / "e.json"
+    assert audit_command.run(parse("--end-to-end", "--json", str(out))) == 1
+    text = capsys.readouterr().out
+    assert "end to end good: consistent" in text and "FAIL end to end leaky" in text
+    data = json.loads(out.read_text())["end_to_end"]
+    assert data["good"]["verdict"] == "consistent" and data["leaky"]["worst_epsilon"] == 48.0
