@@ -97,8 +97,9 @@ def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
     data = json.loads(out.read_text())
     audited = {r["pipeline"].split()[0] for r in data["one_run"]}
     assert audited == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace"}
-    assert set(data["not_audited"]) == {"cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h",
-                                        "cdp-fedc3ucb-h+"}
+    # (the studies' tests register toy algorithms in this process; they are not ours)
+    in_tree = {n for n in data["not_audited"] if not n.startswith("toy")}
+    assert in_tree == {"cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+"}
     assert all(r["verdict"] == "consistent" and r["canaries"] >= 400 for r in data["one_run"])
     assert "right/guesses" in text and "not audited in one run: cdp-fclub-dc" in text
 
