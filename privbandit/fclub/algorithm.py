@@ -346,15 +346,6 @@ class FederatedClub(Policy):
                 and self.observer is None
                 and (self.plan is None or self.plan.releases.kind == "every-round"))
 
-    @classmethod
-    def lockstep(cls, policies: Any) -> Any:
-        from .lockstep import BatchedFederatedClub, BatchedInstantClub
-
-        policies = list(policies)
-        if policies and policies[0].config.sync == "instant":
-            return BatchedInstantClub(policies)
-        return BatchedFederatedClub(policies)
-
     # -- reporting -------------------------------------------------------------------------
     @property
     def comm(self) -> CommLog:
