@@ -125,7 +125,9 @@ class AlgorithmEntry:
     listings; lockstep: optional `(config, seeds) -> [RunResult]`, the runs
     of several seeds of one configuration in one vectorized pass, each equal
     to `run(config, seed)` (`runtime.lockstep`); studies use it when present;
-    extras: `(module, extra)` pairs its runs import, checked when a study names it.
+    extras: `(module, extra)` pairs its runs import, checked when a study names it;
+    reads: optional `settings -> keys`, the declared environment keys it reads
+    given a study's settings (e.g. only its world setting's), default all.
     """
 
     name: str
@@ -139,6 +141,7 @@ class AlgorithmEntry:
     description: str = ""
     lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
     extras: tuple[tuple[str, str], ...] = ()
+    reads: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -153,6 +156,11 @@ class AlgorithmEntry:
         object.__setattr__(self, "environment", tuple(self.environment))
         for preset, values in self.presets.items():
             check_table(f"preset {preset!r} of {self.name}", values, params)
+
+    def reads_environment(self, settings: dict[str, Any]) -> set[str]:
+        """The `[environment]` keys this entry reads when a study sets `settings`."""
+        names = {p.name for p in self.environment}
+        return names if self.reads is None else names & set(self.reads(settings))
 
     def check_extras(self) -> None:
         """Raise MissingExtraError (naming the extra to install) when a module the runs
