@@ -14,8 +14,11 @@ upward).
 Inside `privbandit/` the application layer has sub-layers of its own
 (`SUBLAYERS`, bottom to top): a module may import its own sub-layer and those
 below it, and every module must belong to one sub-layer (a new module is
-placed on purpose).  Module-level import cycles among privbandit's modules
-are errors too (imports inside functions are lazy and cannot form one).
+placed on purpose).  Import cycles among privbandit's modules are errors
+too, counting imports inside functions and classes (a lazy import that
+closes a circle still ties the modules together); only imports under
+`if TYPE_CHECKING:` are left out.  A cycle is reported as one circle of
+modules, each step with the file and line of its import.
 
 Usage: `python .ci/check_layers.py [repository root]`; exits 1 and lists
 every offending import, else prints a one-line summary.
@@ -97,20 +100,22 @@ def imported_modules(tree: ast.AST, module: str, is_package: bool) -> list[tuple
     return [found for node in ast.walk(tree) for found in _targets(node, package)]
 
 
-def _module_level(body: list[ast.stmt]):
-    """The import statements run when a module is imported (not in functions or
-    classes, not under `if TYPE_CHECKING:`)."""
+def _runtime_imports(body: list[ast.stmt]):
+    """Every import statement that can run: at module level, in functions and classes
+    (not under `if TYPE_CHECKING:`)."""
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif isinstance(node, ast.If):
-            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-                yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody,
-                          *(h.body for h in node.handlers)):
-                yield from _module_level(block)
+            continue
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and (
+                node.test.id == "TYPE_CHECKING"):
+            yield from _runtime_imports(node.orelse)
+            continue
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield from _runtime_imports([child])
+            elif isinstance(child, ast.excepthandler):
+                yield from _runtime_imports(child.body)
 
 
 def _resolve(name: str, known: set[str]) -> str | None:
@@ -206,16 +211,45 @@ def check(root: Path) -> tuple[int, list[str]]:
 def _cycle_problems(parsed: dict[str, tuple[Path, ast.Module, bool]]) -> list[str]:
     known = set(parsed)
     graph: dict[str, set[str]] = {}
-    for name, (_, tree, is_package) in parsed.items():
+    where: dict[tuple[str, str], str] = {}  # (importer, imported) -> "file:line"
+    for name, (rel, tree, is_package) in parsed.items():
         package = name if is_package else name.rpartition(".")[0]
         edges = graph.setdefault(name, set())
-        for node in _module_level(tree.body):
-            for _, target in _targets(node, package):
+        for node in _runtime_imports(tree.body):
+            for line, target in _targets(node, package):
                 found = _resolve(target, known)
                 if found is not None and found != name:
                     edges.add(found)
-    return [f"import cycle among privbandit modules: {' <-> '.join(c)}"
-            for c in find_cycles(graph)]
+                    where.setdefault((name, found), f"{rel}:{line}")
+    problems = []
+    for component in find_cycles(graph):
+        circle = shortest_circle(graph, component)
+        steps = zip(circle[:-1], circle[1:], strict=True)
+        problems.append("import cycle among privbandit modules: " + " -> ".join(circle)
+                        + " (" + ", ".join(where[step] for step in steps) + ")")
+    return problems
+
+
+def shortest_circle(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """A shortest circle of imports through the first module of a strongly connected
+    component, as [m0, m1, ..., m0] (breadth-first within the component)."""
+    start, members = component[0], set(component)
+    parent: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for v in frontier:
+            for w in sorted(graph.get(v, ()) & members):
+                if w == start:  # back at the start: walk the parents to it
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return [*reversed(path), start]
+                if w not in parent:
+                    parent[w] = v
+                    following.append(w)
+        frontier = following
+    raise AssertionError(f"{component} is not a cycle")
 
 
 def main(root: Path) -> int:

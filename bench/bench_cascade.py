@@ -34,7 +34,7 @@ from privbandit.cascade.study import build_environment, run_cascade
 from privbandit.registry import get_algorithm
 from privbandit.runtime import seed_streams
 
-SETTING = {"n_users": 40, "n_clusters": 10, "dim": 20, "n_items": 200, "list_len": 4}
+SETTING = {"users": 40, "clusters": 10, "dim": 20, "items": 200, "list_len": 4}
 
 
 def timed(fn):
@@ -98,7 +98,7 @@ DEFAULTS = {k: v for k, v in get_algorithm("fedc3ucb-h").defaults.items() if k !
 
 def policy_only(records, rounds: int, horizon: int, fresh: bool):
     """CPU seconds of `rounds` select + update of FedC3UCB-H, replaying `records` in a cycle."""
-    policy = fedc3ucb_h(SETTING["dim"], SETTING["n_users"], SETTING["n_items"],
+    policy = fedc3ucb_h(SETTING["dim"], SETTING["users"], SETTING["items"],
                         SETTING["list_len"], horizon, **DEFAULTS)
     if fresh:
         policy.buffers = FreshDeterminantBuffers(policy.n_users, policy.dim, policy.alpha_c,

@@ -14,12 +14,23 @@ seed, driven by `privbandit.run` (environment included).
   plainly in this script as the authors' public code writes it (a matrix
   inverse and a determinant per round, a Python loop over items, edges and
   clusters; noiseless, as that code's uploads are), for --ref-rounds rounds;
-  FCLUB-DC and CDP-FCLUB-DC rounds per CPU second are divided by its.  The
+  FCLUB-DC and CDP-FCLUB-DC rounds per CPU second are divided by its
+  (`fclub_dc_over_straightforward`: the median of --repeats alternating
+  repeats' ratios).  The
   authors' own figure, about 2,200 rounds/s on their machine, is printed
   only as `authors_rounds_per_second_quoted` (quoted, not measured).
 - communication: messages (uploads + downloads, the paper's C(T)) and rounds
   with any communication of FCLUB, FCLUB-DC and CDP-FCLUB-DC at each horizon
   of --comm-horizons (add 1000000 for the 10^6 point; about 3 minutes).
+
+- machinery: the per-round cost, in microseconds, of the run loop
+  (`loop_overhead_us_per_round`: `play` with its observers due only at the
+  end, over a plain Python loop making the same calls), of its observers
+  (`observers_us_per_round`: at the default schedule, 100 checkpoints, over
+  due only at the end) and of the communication log
+  (`comm_log_us_per_round`: one `CommLog.record` per round), each measured
+  with a trivial policy on a trivial world (--machinery-rounds rounds, best
+  of three).
 
 - private_over_plain: rounds per CPU second of the guarded private FCLUB-DC
   ("cdp-fclub-dc+" with its study defaults: the matrix-factorisation
@@ -29,7 +40,8 @@ seed, driven by `privbandit.run` (environment included).
 
 Usage: python bench/bench_fclub.py [--rounds 100000] [--ref-rounds 20000] [--epsilon 1]
                                    [--comm-horizons 10000,100000]
-                                   [--private-rounds 20000] [--repeats 3] [--smoke]
+                                   [--private-rounds 20000] [--repeats 3]
+                                   [--machinery-rounds 200000] [--smoke]
 (--smoke: every part at a tiny size, seconds; the tests run it.)
 Output ends with key: value lines.
 """
@@ -42,13 +54,14 @@ import time
 
 import numpy as np
 
-from privbandit.envs import seed000_environment
+from privbandit.comm import UPLOAD, CommLog
+from privbandit.envs import Environment, Outcome, Round, seed000_environment
 from privbandit.fclub import make_policy
 from privbandit.fclub.study import run_algorithm
 from privbandit.policies import LinUCB
 from privbandit.policies.base import Policy
 from privbandit.registry import get_algorithm
-from privbandit.runtime import run, seed_streams
+from privbandit.runtime import play, run, seed_streams
 from privbandit.schema import fill
 
 AUTHORS_ROUNDS_PER_SECOND = 2200.0  # quoted (issue #7, the authors' machine)
@@ -195,17 +208,111 @@ def speed(horizon: int, epsilon: float, seed: int) -> dict[str, float]:
             "cdp_rounds_per_cpu_second": horizon / cdp_cpu}
 
 
-def reference(horizon: int, seed: int) -> dict[str, float]:
-    """Rounds per CPU second of the straightforward FCLUB-DC and of ours, same world."""
-    ref_cpu, ref = timed(Straightforward(SETTING["dim"], SETTING["n_users"],
-                                         SETTING["n_servers"]), horizon, seed, cpu=True)
-    ours_cpu, ours = timed(make_policy("fclub-dc", **SETTING), horizon, seed, cpu=True)
-    print(f"straightforward FCLUB-DC T={horizon}: {ref_cpu:7.2f} s CPU "
-          f"({horizon / ref_cpu:8.0f} rounds per CPU second), regret {ref.total_regret:9.1f}")
-    print(f"FCLUB-DC                 T={horizon}: {ours_cpu:7.2f} s CPU "
-          f"({horizon / ours_cpu:8.0f} rounds per CPU second), regret {ours.total_regret:9.1f}")
-    return {"straightforward_rounds_per_cpu_second": horizon / ref_cpu,
-            "fclub_dc_rounds_per_cpu_second": horizon / ours_cpu}
+def reference(horizon: int, seed: int, repeats: int) -> dict[str, float]:
+    """Rounds per CPU second of the straightforward FCLUB-DC and of ours, same world;
+    repeats alternate the two (the figures are medians: a shared machine's load moves)."""
+    ref_cpu, ours_cpu = [], []
+    for _ in range(repeats):
+        seconds, ref = timed(Straightforward(SETTING["dim"], SETTING["n_users"],
+                                             SETTING["n_servers"]), horizon, seed, cpu=True)
+        ref_cpu.append(seconds)
+        seconds, ours = timed(make_policy("fclub-dc", **SETTING), horizon, seed, cpu=True)
+        ours_cpu.append(seconds)
+    ref_s, ours_s = statistics.median(ref_cpu), statistics.median(ours_cpu)
+    print(f"straightforward FCLUB-DC T={horizon}: {ref_s:7.2f} s CPU "
+          f"({horizon / ref_s:8.0f} rounds per CPU second), regret {ref.total_regret:9.1f}")
+    print(f"FCLUB-DC                 T={horizon}: {ours_s:7.2f} s CPU "
+          f"({horizon / ours_s:8.0f} rounds per CPU second), regret {ours.total_regret:9.1f}")
+    return {"straightforward_rounds_per_cpu_second": horizon / ref_s,
+            "fclub_dc_rounds_per_cpu_second": horizon / ours_s,
+            "fclub_dc_over_straightforward": statistics.median(
+                r / o for r, o in zip(ref_cpu, ours_cpu, strict=True))}
+
+
+class Still(Environment):
+    """A trivial world for timing the machinery: every round offers user 0 the same two
+    items, every action gets the same outcome; its users form one cluster."""
+
+    def __init__(self, users: int = 20) -> None:
+        self._items = np.zeros((2, SETTING["dim"]))
+        self._outcome = Outcome(0.0, 0.0, 0.0, 0.0)
+        self._clusters = np.zeros(users, dtype=np.int64)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        return None
+
+    def observe(self, t: int) -> Round:
+        return Round(t, 0, self._items)
+
+    def act(self, t: int, action) -> Outcome:
+        return self._outcome
+
+    def describe(self) -> dict:
+        return {"name": "still"}
+
+    def true_clusters(self) -> np.ndarray:
+        return self._clusters
+
+
+class Idle(Policy):
+    """A trivial policy: item 0, all users in one cluster; with `talk`, one upload of
+    `nbytes` bytes logged per round."""
+
+    name = "idle"
+
+    def __init__(self, talk: bool = False, users: int = 20, nbytes: int = 888) -> None:
+        self.talk, self.nbytes = talk, nbytes
+        self._comm = CommLog()
+        self._labels = np.zeros(users, dtype=np.int64)
+
+    def select(self, items, user, t, rng):
+        return 0
+
+    def update(self, items, user, action, feedback, t):
+        if self.talk:
+            self._comm.record(UPLOAD, 1, self.nbytes, round=t)
+
+    @property
+    def comm(self) -> CommLog:
+        return self._comm
+
+    def cluster_labels(self) -> np.ndarray:
+        return self._labels
+
+
+def plain_loop(policy: Policy, env: Environment, horizon: int, rng) -> None:
+    """The rounds of `play` written plainly: the same calls, no observers, no result."""
+    regret, reward = np.empty(horizon), np.empty(horizon)
+    for t in range(horizon):
+        _, user, items = env.observe(t)
+        action = policy.select(items, user, t, rng)
+        out = env.act(t, action)
+        policy.update(items, user, action, out.feedback, t)
+        regret[t], reward[t] = out.regret, out.reward
+
+
+def machinery(horizon: int, seed: int) -> dict[str, float]:
+    """Microseconds per round of the loop, its observers and the communication log (best
+    CPU time of three runs of each, a trivial policy on a trivial world)."""
+    rng = np.random.default_rng(seed)
+    runs = {
+        "plain": lambda: plain_loop(Idle(), Still(), horizon, rng),
+        "loop": lambda: play(Idle(), Still(), horizon, rng=rng, cluster_every=horizon),
+        "observed": lambda: play(Idle(), Still(), horizon, rng=rng),
+        "talking": lambda: play(Idle(talk=True), Still(), horizon, rng=rng),
+    }
+    best = dict.fromkeys(runs, math.inf)
+    for _ in range(3):
+        for name, go in runs.items():
+            start = time.process_time()
+            go()
+            best[name] = min(best[name], time.process_time() - start)
+    per_round = {k: v / horizon * 1e6 for k, v in best.items()}
+    print(f"machinery T={horizon}: " + ", ".join(f"{k} {v:.3f} us/round"
+                                                  for k, v in per_round.items()))
+    return {"loop_overhead_us_per_round": per_round["loop"] - per_round["plain"],
+            "observers_us_per_round": per_round["observed"] - per_round["loop"],
+            "comm_log_us_per_round": per_round["talking"] - per_round["observed"]}
 
 
 def study_config(name: str, **values) -> dict:
@@ -261,19 +368,20 @@ def main() -> None:
     parser.add_argument("--comm-horizons", default="10000,100000")
     parser.add_argument("--private-rounds", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--machinery-rounds", type=int, default=200_000)
     parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
     if args.smoke:
         args.rounds, args.ref_rounds, args.private_rounds = 300, 200, 300
-        args.comm_horizons, args.repeats = "300", 1
+        args.comm_horizons, args.repeats, args.machinery_rounds = "300", 1, 2000
     figures = speed(args.rounds, args.epsilon, args.seed)
     figures.update(private_cost(args.private_rounds, args.epsilon, args.seed, args.repeats))
     horizons = [int(h) for h in args.comm_horizons.split(",") if h]
     figures.update(communication(horizons, args.epsilon, args.seed))
-    figures.update(reference(args.ref_rounds, args.seed))
+    figures.update(reference(args.ref_rounds, args.seed, args.repeats))
     ref = figures["straightforward_rounds_per_cpu_second"]
-    figures["fclub_dc_over_straightforward"] = figures["fclub_dc_rounds_per_cpu_second"] / ref
     figures["cdp_over_straightforward"] = figures["cdp_rounds_per_cpu_second"] / ref
+    figures.update(machinery(args.machinery_rounds, args.seed))
     figures["authors_rounds_per_second_quoted"] = AUTHORS_ROUNDS_PER_SECOND
     for key, value in figures.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")

@@ -25,7 +25,7 @@ from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 
 ALGORITHMS = ("fedc3ucb-h", "fedind", "fedlinucb")
-SETTING = {"n_users": 40, "dim": 20, "n_items": 200, "list_len": 4, "n_clusters": 10}
+SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4, "clusters": 10}
 PAPER_REDUCTION = {"fedind": 64, "fedlinucb": 82}  # % below, J = 10, the paper's text
 BASE_SEED = 2024
 
@@ -83,7 +83,7 @@ def main() -> None:
     setting = dict(SETTING)
     if args.smoke:
         args.horizon, args.seeds, args.workers = 300, 2, 1
-        setting.update(n_users=8, n_items=20, n_clusters=2)
+        setting.update(users=8, items=20, clusters=2)
     outcome = run_study(study(args.horizon, args.seeds, args.betas, setting), args.out,
                         workers=args.workers)
     lines = report(regrets(outcome.records), preset=not args.betas)

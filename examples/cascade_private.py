@@ -29,7 +29,7 @@ from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 from privbandit.studies.summary import summary_rows
 
-SETTING = {"n_users": 40, "dim": 20, "n_items": 200, "list_len": 4, "n_clusters": 10}
+SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4, "clusters": 10}
 BASE_SEED = 2024  # as in cascade_synthetic.py: the same worlds
 EPSILONS = {131_071: [0.5, 1, 4, 16], 1_000_000: [0.5, 1, 4]}
 PAPER_EPSILONS = {131_071: [1, 16]}
@@ -58,7 +58,7 @@ def main() -> None:
     setting = dict(SETTING)
     if args.smoke:
         args.horizons, args.seeds, args.epsilons, args.workers = [2000], 2, [1.0, 8.0], 1
-        setting.update(n_users=8, n_clusters=2, dim=5, n_items=20)
+        setting.update(users=8, clusters=2, dim=5, items=20)
     found: dict[str, float] = {}
     per_horizon = {}
     for horizon in args.horizons:

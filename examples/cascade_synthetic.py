@@ -35,7 +35,7 @@ PAPER_COMM = {5: {"fedc3ucb-h": 818.3, "forcecomm": 909.3, "noauxiliary": 666.7,
               10: {"fedc3ucb-h": 1070.7, "forcecomm": 1125.3, "noauxiliary": 899.3,
                    "fedlinucb": 482.3}}
 PAPER_REDUCTION = {10: {"fedlinucb": 82, "fedind": 64, "noauxiliary": 10, "forcecomm": 12}}
-SETTING = {"n_users": 40, "dim": 20, "n_items": 200, "list_len": 4}
+SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4}
 BASE_SEED = 2024
 
 
@@ -43,7 +43,7 @@ def study(clusters: int, horizon: int, seeds: int):
     return study_from_dict({
         "name": f"cascade-J{clusters}", "horizon": horizon, "seeds": seeds,
         "base_seed": BASE_SEED, "max_points": 400,
-        "environment": {**SETTING, "n_clusters": clusters},
+        "environment": {**SETTING, "clusters": clusters},
         "algorithm": [{"name": name} for name in ALGORITHMS],
     })
 

@@ -45,7 +45,7 @@ def study(family: str, horizon: int, seeds: int, epsilons: list[float], smoke: b
     private, alone, variants, env = FAMILIES[family]
     if smoke:
         env = ({"users": 8, "clusters": 2, "dim": 4, "items": 6} if family == "fclub" else
-               {"n_users": 8, "n_clusters": 2, "dim": 5, "n_items": 20})
+               {"users": 8, "clusters": 2, "dim": 5, "items": 20})
     algorithms = [{"name": alone, "label": "alone"}]
     algorithms += [{"name": private, "label": label, "params": {"delta": 1e-5, **settings},
                     "grid": {"epsilon": epsilons}}

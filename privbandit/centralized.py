@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .envs.factory import ENVIRONMENT, make_environment
+from .envs.factory import ENVIRONMENT, keys_read, make_environment
 from .errors import config_error
 from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
 from .registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
@@ -70,6 +70,7 @@ ALPHA_P = Param("alpha_p", float, 1.0, "SCLUB's split/merge factor", range="(0, 
 def _entry(name: str, build: Callable[..., Policy], params: tuple[Param, ...],
            description: str, lockstep: bool = False) -> AlgorithmEntry:
     return AlgorithmEntry(name, _runner(name, build), params=params, environment=ENVIRONMENT,
+                          reads=keys_read,
                           description=description,
                           lockstep=_lockstep(name, build) if lockstep else None)
 

@@ -67,12 +67,16 @@ class CommLog:
         """Add `messages` messages totalling `nbytes` bytes in `direction` at `round`."""
         if direction not in self._messages:
             raise config_error("direction", direction, f"one of {DIRECTIONS}")
-        messages = check_count("messages", messages, minimum=0)
-        nbytes = check_count("nbytes", nbytes, minimum=0)
+        if not (type(messages) is int and messages >= 0):  # fast path: a plain count
+            messages = check_count("messages", messages, minimum=0)
+        if not (type(nbytes) is int and nbytes >= 0):
+            nbytes = check_count("nbytes", nbytes, minimum=0)
         if sender is not None and (not isinstance(sender, str) or not sender):
             raise config_error("sender", sender, "None or a party's name")
         if round is not None and messages > 0:
-            self._rounds.add(check_count("round", round, minimum=0))
+            if not (type(round) is int and round >= 0):
+                round = check_count("round", round, minimum=0)
+            self._rounds.add(round)
         self._messages[direction] += messages
         self._bytes[direction] += nbytes
         if sender is not None:

@@ -135,6 +135,8 @@ class AlgorithmEntry:
     build: optional `(config, seed) -> (environment, play)`, the run split in two:
     `play(environment)` is `run(config, seed)` on that environment, so an audit can
     hand it a neighbouring one (`privbandit.endtoend`).
+    reads: optional `settings -> keys`, the declared environment keys it reads
+    given a study's settings (e.g. only its world setting's), default all.
     """
 
     name: str
@@ -149,6 +151,7 @@ class AlgorithmEntry:
     lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
     extras: tuple[tuple[str, str], ...] = ()
     build: Callable[[dict[str, Any], Any], tuple[Any, Callable[[Any], Any]]] | None = None
+    reads: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -163,6 +166,11 @@ class AlgorithmEntry:
         object.__setattr__(self, "environment", tuple(self.environment))
         for preset, values in self.presets.items():
             check_table(f"preset {preset!r} of {self.name}", values, params)
+
+    def reads_environment(self, settings: dict[str, Any]) -> set[str]:
+        """The `[environment]` keys this entry reads when a study sets `settings`."""
+        names = {p.name for p in self.environment}
+        return names if self.reads is None else names & set(self.reads(settings))
 
     def check_extras(self) -> None:
         """Raise MissingExtraError (naming the extra to install) when a module the runs

@@ -5,7 +5,12 @@ allowed values (`choices`) or interval (`range`, e.g. "(0, 1)", "[1, inf)")
 and one line of doc.  The registry's entries declare their parameters and
 environment keys as tuples of `Param`; the study parser checks every table of
 a study file against them (`check_table`) and fills the defaults (`fill`), so
-a family's code reads `settings["agents"]` and keeps no fallback of its own.
+a family's code reads `settings["users"]` and keeps no fallback of its own.
+
+One world vocabulary across families (`WORLD_VOCABULARY`): the `[environment]`
+sizes are `dim`, `users`, `items`, `clusters`, `arms`, `servers`, `parties`;
+an old spelling (`OLD_SPELLINGS`: "n_users", "agents", "n_items", ...) is an
+error naming the new one.
 
 An unknown key is an error naming the key, its table and the allowed keys,
 with the closest allowed key as a suggestion; a value of the wrong type or
@@ -31,6 +36,12 @@ class _Required:
 
 
 REQUIRED: Any = _Required()  # the default of a key a study must set
+
+WORLD_VOCABULARY = ("dim", "users", "items", "clusters", "arms", "servers", "parties")
+# spellings the families used before the one vocabulary -> the key to write now
+OLD_SPELLINGS = {"n_users": "users", "agents": "users", "n_agents": "users",
+                 "n_items": "items", "n_clusters": "clusters", "n_arms": "arms",
+                 "n_servers": "servers", "n_parties": "parties"}
 
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
                list: "a list"}
@@ -131,6 +142,10 @@ def unknown_key(key: str, table: str, allowed: Iterable[str]) -> ConfigError:
     """The error for `key` not declared in `table` (as written: "[environment]"), with the
     closest allowed key."""
     allowed = sorted(allowed)
+    new = OLD_SPELLINGS.get(key)
+    if new is not None and new in allowed:
+        return ConfigError(f"{key!r} in {table} is an old spelling: write {new!r} (the world "
+                           f"vocabulary of every family: {', '.join(WORLD_VOCABULARY)})")
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ";"
     listed = ", ".join(allowed) if allowed else "none"

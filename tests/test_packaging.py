@@ -128,28 +128,69 @@ def test_layer_checker_catches_upward_and_relative_imports(tmp_path):
     assert any("audits/bare.py:1" in p for p in problems)
 
 
-def test_layer_checker_catches_sublayers_unplaced_modules_and_cycles(tmp_path):
+def _tree(tmp_path, files: dict[str, str]):
+    """A synthetic repository: the four folders, privbandit's envs and policies packages,
+    and `files` (path under the root -> text)."""
     for folder in FOLDERS:
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").write_text("")
-    pb = tmp_path / "privbandit"
     for package in ("envs", "policies"):
-        (pb / package).mkdir()
-        (pb / package / "__init__.py").write_text("")
-    (pb / "envs" / "world.py").write_text("import numpy\nfrom ..policies import base\n")
-    (pb / "policies" / "base.py").write_text("from . import linear\n")
-    (pb / "policies" / "linear.py").write_text("from .base import Policy\n")
-    # an import inside a function is lazy: these two form no cycle
-    (pb / "policies" / "lazy.py").write_text("from . import eager\n")
-    (pb / "policies" / "eager.py").write_text("def f():\n    from . import lazy\n")
-    (pb / "misc.py").write_text("")
-    _, problems = _checker()["check"](tmp_path)
+        (tmp_path / "privbandit" / package).mkdir()
+        (tmp_path / "privbandit" / package / "__init__.py").write_text("")
+    for path, text in files.items():
+        (tmp_path / path).write_text(text)
+    return _checker()["check"](tmp_path)[1]
+
+
+def test_layer_checker_catches_sublayers_unplaced_modules_and_cycles(tmp_path):
+    problems = _tree(tmp_path, {
+        "privbandit/envs/world.py": "import numpy\nfrom ..policies import base\n",
+        "privbandit/policies/base.py": "from . import linear\n",
+        "privbandit/policies/linear.py": "from .base import Policy\n",
+        "privbandit/misc.py": "",
+    })
     assert len(problems) == 3, problems
     assert any("envs/world.py:2" in p and "sub-layer envs imports privbandit.policies.base" in p
                for p in problems)
     assert any("privbandit.misc belongs to no privbandit sub-layer" in p for p in problems)
-    assert any(p.endswith("privbandit.policies.base <-> privbandit.policies.linear")
-               for p in problems)
+    assert ("import cycle among privbandit modules: privbandit.policies.base -> "
+            "privbandit.policies.linear -> privbandit.policies.base "
+            "(privbandit/policies/base.py:1, privbandit/policies/linear.py:1)") in problems
+
+
+def test_cycle_detector_counts_imports_inside_functions_and_classes(tmp_path):
+    problems = _tree(tmp_path, {
+        # a class importing its twin lazily closes a circle of three modules
+        "privbandit/policies/a.py": "from .b import B\n",
+        "privbandit/policies/b.py": "from . import c\nB = 1\n",
+        "privbandit/policies/c.py": ("class C:\n    @classmethod\n    def twin(cls):\n"
+                                     "        from .a import A\n        return A\n"),
+        # imports only for type checkers never run: no circle
+        "privbandit/policies/d.py": "from typing import TYPE_CHECKING\nfrom . import e\n",
+        "privbandit/policies/e.py": ("from typing import TYPE_CHECKING\n"
+                                     "if TYPE_CHECKING:\n    from .d import D\n"),
+    })
+    assert problems == [
+        "import cycle among privbandit modules: privbandit.policies.a -> privbandit.policies.b"
+        " -> privbandit.policies.c -> privbandit.policies.a (privbandit/policies/a.py:1, "
+        "privbandit/policies/b.py:1, privbandit/policies/c.py:4)"]
+
+
+def test_cycle_detector_passes_an_acyclic_tree(tmp_path):
+    problems = _tree(tmp_path, {
+        "privbandit/policies/a.py": "from .b import B\nfrom . import c\n",
+        "privbandit/policies/b.py": "def f():\n    from .c import C\n",
+        "privbandit/policies/c.py": "import numpy\n",
+        "privbandit/envs/w.py": "try:\n    from . import v\nexcept ImportError:\n    v = None\n",
+        "privbandit/envs/v.py": "",
+    })
+    assert problems == []
+
+
+def test_shortest_circle_names_one_circle_of_a_component():
+    graph = {"a": {"b", "c"}, "b": {"c"}, "c": {"a"}}
+    circle = _checker()["shortest_circle"](graph, ["a", "b", "c"])
+    assert circle == ["a", "c", "a"]
 
 
 def test_privbandit_sublayers_cover_its_folders():

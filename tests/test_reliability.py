@@ -90,9 +90,9 @@ def rows() -> list[tuple]:
          BudgetExceededError, "would spend epsilon=2"),
         ("hdp-mab-components", None,
          lambda _o: get_algorithm("hdp-mab").run(
-             {"horizon": 50, "epsilon": 1.0, "environment": {"agents": 10, "components": 5}},
+             {"horizon": 50, "epsilon": 1.0, "components": 5, "environment": {"users": 10}},
              np.random.SeedSequence(0)),
-         ConfigError, r"environment.components must be an integer in \[1, 3\]"),
+         ConfigError, r"components must be an integer in \[1, 3\]"),
     ]
 
 
@@ -141,7 +141,7 @@ def test_ratings_top_users_too_large_names_top_users(tmp_path):
 
 def test_hdp_mab_default_components_fit_ten_agents():
     result = get_algorithm("hdp-mab").run(
-        {"horizon": 200, "epsilon": 1.0, "environment": {"agents": 10, "arms": 4}},
+        {"horizon": 200, "epsilon": 1.0, "environment": {"users": 10, "arms": 4}},
         np.random.SeedSequence(0))
     assert result.total_regret >= 0
 
@@ -152,11 +152,12 @@ STUDY_IMPOSSIBLE = textwrap.dedent("""
     horizon = 50
     seeds = 1
     [environment]
-    agents = 10
+    users = 10
     arms = 4
-    components = 5
     [[algorithm]]
     name = "hdp-mab"
+    [algorithm.params]
+    components = 5
     [algorithm.grid]
     epsilon = [1]
 """)
@@ -168,7 +169,7 @@ CLI = [  # (id, argv given the study path and the results folder, study bytes, e
     ("cli-study-bad-key", ["study", "run", "{s}", "--out", "{o}"], STUDY_BAD_KEY.encode(), 2,
      "algorithm must be one of"),
     ("cli-study-impossible-setting", ["study", "run", "{s}", "--out", "{o}", "--workers", "1"],
-     STUDY_IMPOSSIBLE.encode(), 3, "environment.components must be an integer in"),
+     STUDY_IMPOSSIBLE.encode(), 3, "components must be an integer in"),
     ("cli-study-missing-file", ["study", "run", "{o}/none.toml", "--out", "{o}"], b"", 2,
      "cannot be read"),
     ("cli-plot-empty-folder", ["study", "plot", "{o}"], b"", 2, "holds no finished runs"),

@@ -7,7 +7,7 @@ rounds), plays the algorithm with `privbandit.run` and returns the
 
 config = {**algorithm parameters, "horizon": T, "environment": {...}} where
 the environment keys (`ENVIRONMENT`) are those of `envs.seed001_environment`
-(n_users, n_clusters, dim, n_items, list_len, block), and the parameters
+(users, clusters, dim, items, list_len, block), and the parameters
 (declared per entry: `PARAMS`) are the algorithm's keywords (alpha_c,
 alpha_d, lam, beta, beta_scale, ...; for "cdp-fedc3ucb-h" also epsilon,
 delta, calibration, sampler, accountant, mechanism, schedule, batch) plus "cluster_points" (how many
@@ -41,10 +41,10 @@ from .private import cdp_fedc3ucb_h
 from .radius import lemma6_beta
 
 ENVIRONMENT = (
-    Param("n_users", int, 40, "number of agents", range="[1, inf)"),
-    Param("n_clusters", int, 5, "number of hidden clusters", range="[1, inf)"),
+    Param("users", int, 40, "number of agents", range="[1, inf)"),
+    Param("clusters", int, 5, "number of hidden clusters", range="[1, inf)"),
     Param("dim", int, 20, "feature dimension d", range="[1, inf)"),
-    Param("n_items", int, 200, "items offered per round", range="[1, inf)"),
+    Param("items", int, 200, "items offered per round", range="[1, inf)"),
     Param("list_len", int, 4, "length K of the cascading list", range="[1, inf)"),
     Param("block", int, None, "rounds drawn per block (default: the environment's)",
           range="[1, inf)"),
@@ -97,10 +97,17 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+def world_keywords(settings: dict[str, Any]) -> dict[str, Any]:
+    """`envs.seed001_environment`'s keywords for a study's [environment] settings (the
+    world vocabulary: users, clusters, items, ...), checked, defaults filled."""
+    s = fill(check_table("[environment]", settings, ENVIRONMENT), ENVIRONMENT)
+    return {"n_users": s["users"], "n_clusters": s["clusters"], "dim": s["dim"],
+            "n_items": s["items"], "list_len": s["list_len"], "block": s["block"]}
+
+
 def build_environment(settings: dict[str, Any], seed: np.random.SeedSequence):
     """Seed 001's environment, drawn from the seed's "world" stream."""
-    settings = check_table("[environment]", settings, ENVIRONMENT)
-    return seed001_environment(seed_streams(seed)["world"], **settings)
+    return seed001_environment(seed_streams(seed)["world"], **world_keywords(settings))
 
 
 def run_cascade(

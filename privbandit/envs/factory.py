@@ -6,10 +6,9 @@
 cascade), `kind`, `item_dist`, `reward`, `noise_sd` (clustered), `path`,
 `format`, `top_users`, `top_items` (ratings).  Which keys a setting reads and
 their defaults depend on the setting (`SETTING_DEFAULTS`), so the declared
-defaults are None ("the setting's").  A declared key the setting does not read
-is left alone: a study's `[environment]` is shared with the algorithms of
-other families (seed 001's cascade reads `list_len` too); an undeclared key
-is an error.
+defaults are None ("the setting's").  A key the setting does not read is an
+error naming the keys it reads (`keys_read`), as is an undeclared key: no
+key is silently ignored.
 """
 from __future__ import annotations
 
@@ -64,6 +63,16 @@ SETTING_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def keys_read(settings: dict[str, Any]) -> frozenset[str]:
+    """The keys of `settings` the world it describes reads: "setting" and the keys of
+    its setting (all declared keys when the setting is not one of SETTINGS, which
+    `make_environment` then refuses)."""
+    setting = settings.get("setting") or ENVIRONMENT[0].default
+    if setting not in SETTING_DEFAULTS:
+        return frozenset(p.name for p in ENVIRONMENT)
+    return frozenset(("setting", *SETTING_DEFAULTS[setting]))
+
+
 def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Environment:
     """The environment described by `settings`, its hidden world drawn from `rng`.
 
@@ -74,7 +83,11 @@ def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Envi
                         ENVIRONMENT)
     setting = given.pop("setting", ENVIRONMENT[0].default)
     read = SETTING_DEFAULTS[setting]
-    s = {**read, **{k: v for k, v in given.items() if k in read}}
+    for key, value in given.items():
+        if key not in read:
+            raise config_error(f"environment.{key}", value, f"unset: setting {setting!r} "
+                               f"reads only {', '.join(['setting', *read])}")
+    s = {**read, **given}
     if setting == "seed000":
         return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"],
                                    dim=s["dim"], n_items=s["items"], gap=s["gap"])

@@ -155,7 +155,7 @@ class FederatedClub(Policy):
         c = self._local_of_user[check_user(user, self.config.n_users)]
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
         row = self.sync.row_of[c]
-        return int(np.argmax(self.sync.models.scores(row, items, self.sync.beta(row))))
+        return int(self.sync.models.scores(row, items, self.sync.beta(row)).argmax())
 
     def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
         """Record the observation for its user and share it (instant or delayed)."""
@@ -347,15 +347,6 @@ class FederatedClub(Policy):
                 and self.observer is None
                 and (self.plan is None or (self.plan.releases.kind == "every-round"
                                            and self.plan.act_on == "raw")))
-
-    @classmethod
-    def lockstep(cls, policies: Any) -> Any:
-        from .lockstep import BatchedFederatedClub, BatchedInstantClub
-
-        policies = list(policies)
-        if policies and policies[0].config.sync == "instant":
-            return BatchedInstantClub(policies)
-        return BatchedFederatedClub(policies)
 
     # -- reporting -------------------------------------------------------------------------
     @property

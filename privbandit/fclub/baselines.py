@@ -93,12 +93,6 @@ class PerServer(Policy):
                 and all(type(p) is kind for p in self.policies)
                 and bool(np.all(sizes == sizes[0])))
 
-    @classmethod
-    def lockstep(cls, policies: Any) -> Any:
-        from .lockstep import BatchedPerServer
-
-        return BatchedPerServer(policies)
-
 
 def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: settings.pop(k) for k in keys if k in settings}

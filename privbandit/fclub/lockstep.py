@@ -32,7 +32,8 @@ global cluster, updated by every observation).  `BatchedGuardedClub`
 ("cdp-fclub-dc+") and `BatchedPerServer` ("club-per-server",
 "sclub-per-server") make every server's CLUB (SCLUB) of every replicate one
 row of a `policies.club.BatchedCLUB` (`policies.sclub.BatchedSCLUB`); see
-their docstrings.
+their docstrings.  Each is registered as the batched twin of its class
+(`runtime.lockstep.register_batched`) when this package is imported.
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ import numpy as np
 from ..comm import DOWNLOAD, UPLOAD
 from ..kernels import sherman_morrison, ucb_scores
 from ..policies.lockstep import BatchedPolicy, check_replicates
+from ..runtime.lockstep import batched, register_batched
 from ..validation import check_items
 from .algorithm import FederatedClub
 from .baselines import PerServer
@@ -362,7 +364,7 @@ class BatchedPerServer(BatchedPolicy):
         super().__init__(check_replicates(policies, PerServer))
         first = self.policies[0]
         self.n_servers, self.server, self.local = len(first.policies), first.server, first.local
-        self.own = type(first.policies[0]).lockstep([c for p in self.policies for c in p.policies])
+        self.own = batched([c for p in self.policies for c in p.policies])
         self.rounds = np.stack([p._rounds for p in self.policies])
         for r, p in enumerate(self.policies):
             p._rounds = self.rounds[r]
@@ -381,3 +383,15 @@ class BatchedPerServer(BatchedPolicy):
         r, s = self.replicates, self.server[users]
         self.own.learn(self._q, self.local[users], items[r, actions], rewards, self.rounds[r, s])
         self.rounds[r, s] += 1
+
+
+def batched_club(policies: Sequence[FederatedClub]) -> BatchedFederatedClub:
+    """The twin of `FederatedClub` replicates: instant or delayed sharing, as configured."""
+    policies = list(policies)
+    if policies and policies[0].config.sync == "instant":
+        return BatchedInstantClub(policies)
+    return BatchedFederatedClub(policies)
+
+
+register_batched(FederatedClub, batched_club)
+register_batched(PerServer, BatchedPerServer)

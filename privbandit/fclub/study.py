@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..envs.factory import ENVIRONMENT, make_environment
+from ..envs.factory import ENVIRONMENT, keys_read, make_environment
 from ..errors import config_error
 from ..registry import (
     AlgorithmEntry,
@@ -85,6 +85,11 @@ _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon
 LOCKSTEP = ("fclub", "fclub-dc", "homo", "homo-dc", "cdp-fclub-dc", "cdp-fclub-dc+",
             "club-per-server", "sclub-per-server", "linucb-per-user")
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
+
+
+def _reads(settings: dict[str, Any]) -> frozenset[str]:
+    """The [environment] keys a run reads: its world setting's, and the servers."""
+    return keys_read(settings) | {"servers"}
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 # (and its raw buffers between uploads: a guarantee over realised sequences only)
 PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw"}}
@@ -179,6 +184,7 @@ def _entries() -> list[AlgorithmEntry]:
             name, _runner(name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
+            reads=_reads,
             presets=_presets(name), description=text,
             lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None,
             build=functools.partial(build_play, name)))

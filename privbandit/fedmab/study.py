@@ -1,13 +1,14 @@
 """Study registrations of the federated MAB family (seed 002): cdp-mab, ddp-mab, hdp-mab.
 
-Environment settings (`[environment]` of a study, declared in `ENVIRONMENT`):
-`agents` (M, default 50), `arms` (K, default 100), `heterogeneous` (default
-false), `graph` ("fully-connected", "star", "ring", "random"; default "ring")
-and `edge_prob` (random graphs, default 0.1) for DDP-MAB, and `components`
-(HDP-MAB: the agents are split into this many equal rings of >= 3 agents;
-default min(10, agents // 3), so that the default fits any number of agents).
+Environment settings (`[environment]` of a study, declared in `ENVIRONMENT`,
+the same world for the three): `users` (the agents, M, default 50), `arms`
+(K, default 100), `heterogeneous` (default false).
 Parameters (`PARAMS`): epsilon, sampler, `participation` (CDP-MAB), `rounds`,
-costs.  The three are pure epsilon-DP: no delta.
+costs, and the protocols' graphs: `graph` ("fully-connected", "star", "ring",
+"random"; default "ring") and `edge_prob` (random graphs, default 0.1) for
+DDP-MAB, `components` for HDP-MAB (the agents are split into this many equal
+rings of >= 3 agents; default min(10, users // 3), so that the default fits
+any number of agents).  The three are pure epsilon-DP: no delta.
 The environment's stream and the algorithm's stream are the first and second
 children of the run's seed, so every algorithm of a seed index sees the same
 arms.
@@ -28,7 +29,7 @@ from .graphs import disjoint_union, fully_connected, random_connected, ring, sta
 
 _GRAPHS = ("fully-connected", "star", "ring", "random")
 WORLD = (
-    Param("agents", int, 50, "number of agents M", range="[1, inf)"),
+    Param("users", int, 50, "number of agents M", range="[1, inf)"),
     Param("arms", int, 100, "number of arms K", range="[2, inf)"),
     Param("heterogeneous", bool, False, "agents' arm means differ around the global ones"),
 )
@@ -37,7 +38,7 @@ GRAPH = (
     Param("edge_prob", float, 0.1, "edge probability of a random graph", range="(0, 1]"),
 )
 COMPONENTS = Param("components", int, None, "the agents are split into this many equal rings "
-                   "of >= 3 agents (default: min(10, agents // 3))", range="[1, inf)")
+                   "of >= 3 agents (default: min(10, users // 3))", range="[1, inf)")
 ROUNDS = Param("rounds", int, None, "number of epochs (default: the algorithm's)",
                range="[1, inf)")
 SERVER_COST = Param("server_cost", float, 25.0, "communication cost of a server message",
@@ -48,27 +49,27 @@ PRIVACY = privacy_params(delta=False, sampler=True)
 PARAMS = {
     "cdp-mab": (*PRIVACY, Param("participation", float, 1.0, "probability p that an agent "
                                 "takes part in an epoch", range="(0, 1]"), ROUNDS, SERVER_COST),
-    "ddp-mab": (*PRIVACY, ROUNDS, AGENT_COST),
-    "hdp-mab": (*PRIVACY, ROUNDS, dataclasses.replace(SERVER_COST, default=50.0), AGENT_COST),
+    "ddp-mab": (*PRIVACY, ROUNDS, AGENT_COST, *GRAPH),
+    "hdp-mab": (*PRIVACY, ROUNDS, dataclasses.replace(SERVER_COST, default=50.0), AGENT_COST,
+                COMPONENTS),
 }
-ENVIRONMENT = {"cdp-mab": WORLD, "ddp-mab": (*WORLD, *GRAPH), "hdp-mab": (*WORLD, COMPONENTS)}
+ENVIRONMENT = WORLD
 
 
 def _setup(name: str, config: dict[str, Any], seed: np.random.SeedSequence):
-    """(environment, algorithm rng, graph rng, settings, parameters), defaults filled."""
+    """(environment, algorithm rng, graph rng, parameters), defaults filled."""
     env_seed, alg_seed, graph_seed = seed.spawn(3)
-    settings = fill(config.get("environment", {}), ENVIRONMENT[name])
+    settings = fill(config.get("environment", {}), ENVIRONMENT)
     env = MultiAgentBernoulliMAB.uniform(
-        settings["agents"], settings["arms"], np.random.default_rng(env_seed),
+        settings["users"], settings["arms"], np.random.default_rng(env_seed),
         heterogeneous=settings["heterogeneous"],
     )
     params = fill(config, PARAMS[name])
-    return (env, np.random.default_rng(alg_seed), np.random.default_rng(graph_seed), settings,
-            params)
+    return env, np.random.default_rng(alg_seed), np.random.default_rng(graph_seed), params
 
 
-def _graph(settings: dict[str, Any], m: int, rng: np.random.Generator):
-    kind = settings["graph"]
+def _graph(params: dict[str, Any], m: int, rng: np.random.Generator):
+    kind = params["graph"]
     if kind == "fully-connected":
         return fully_connected(m)
     if kind == "star":
@@ -76,8 +77,8 @@ def _graph(settings: dict[str, Any], m: int, rng: np.random.Generator):
     if kind == "ring":
         return ring(m)
     if kind == "random":
-        return random_connected(m, settings["edge_prob"], rng)
-    raise config_error("environment.graph", kind, f"one of {list(_GRAPHS)}")
+        return random_connected(m, params["edge_prob"], rng)
+    raise config_error("graph", kind, f"one of {list(_GRAPHS)}")
 
 
 def _play(alg, env, rng):
@@ -86,29 +87,29 @@ def _play(alg, env, rng):
 
 
 def build_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, _, p = _setup("cdp-mab", config, seed)
+    env, rng, _, p = _setup("cdp-mab", config, seed)
     alg = CDPMAB(p["epsilon"], config["horizon"], participation=p["participation"],
                  rounds=p["rounds"], server_cost=p["server_cost"], sampler=p["sampler"])
     return _play(alg, env, rng)
 
 
 def build_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, graph_rng, settings, p = _setup("ddp-mab", config, seed)
-    alg = DDPMAB(p["epsilon"], config["horizon"], _graph(settings, env.n_users, graph_rng),
+    env, rng, graph_rng, p = _setup("ddp-mab", config, seed)
+    alg = DDPMAB(p["epsilon"], config["horizon"], _graph(p, env.n_users, graph_rng),
                  rounds=p["rounds"], agent_cost=p["agent_cost"], sampler=p["sampler"])
     return _play(alg, env, rng)
 
 
 def build_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, settings, p = _setup("hdp-mab", config, seed)
+    env, rng, _, p = _setup("hdp-mab", config, seed)
     if env.n_users < 3:
-        raise config_error("environment.agents", env.n_users, "an integer >= 3 for hdp-mab "
+        raise config_error("environment.users", env.n_users, "an integer >= 3 for hdp-mab "
                            "(its components are rings of >= 3 agents)")
-    q = settings["components"]
+    q = p["components"]
     if q is None:  # the default fits the agents: rings of >= 3, so at most agents // 3
         q = min(10, env.n_users // 3)
     if not 1 <= q <= env.n_users // 3:
-        raise config_error("environment.components", q, f"an integer in [1, {env.n_users // 3}] "
+        raise config_error("components", q, f"an integer in [1, {env.n_users // 3}] "
                            f"(rings of >= 3 of the {env.n_users} agents)")
     sizes = [env.n_users // q + (i < env.n_users % q) for i in range(q)]
     graph = disjoint_union([ring(s) for s in sizes])
@@ -133,5 +134,5 @@ for _name, _build, _text in (
     ("hdp-mab", build_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
 ):
     register_algorithm(AlgorithmEntry(_name, _runs(_build), private=True, params=PARAMS[_name],
-                                      environment=ENVIRONMENT[_name], description=_text,
+                                      environment=ENVIRONMENT, description=_text,
                                       build=_build))

@@ -22,7 +22,6 @@ and SCLUB share.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,16 +54,10 @@ class Policy(Protocol):
 
     @property
     def lockstep_ready(self) -> bool:
-        """True when this policy can be a replicate of `lockstep` (its class has one and
-        its configuration is one the batched version plays)."""
-        return type(self).lockstep.__func__ is not Policy.lockstep.__func__
-
-    @classmethod
-    def lockstep(cls, policies: Sequence[Policy]) -> Any:
-        """A `policies.lockstep.BatchedPolicy` playing `policies` (replicates of this
-        class, fresh, with alike parameters) in lockstep, or None when the class has
-        none (`runtime.lockstep`)."""
-        return None
+        """True when this policy's configuration is one that its class's batched twin, if
+        it has one (`runtime.lockstep.register_batched`), plays; a class whose twin plays
+        only some configurations says which."""
+        return True
 
     def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
                 rng: np.random.Generator) -> int:

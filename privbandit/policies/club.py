@@ -110,10 +110,6 @@ class CLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.graph.labels.copy()
 
-    @classmethod
-    def lockstep(cls, policies: Sequence[Policy]) -> BatchedCLUB:
-        return BatchedCLUB(policies)
-
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,

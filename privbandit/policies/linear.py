@@ -6,7 +6,6 @@ compared with them round for round.  Ties go to the lowest item index.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,8 +14,7 @@ from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
 from ..kernels import ucb_scores
-from .base import CheckedItemsPolicy, Policy, check_user
-from .lockstep import BatchedLinTS, BatchedLinUCB
+from .base import CheckedItemsPolicy, check_user
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
 
@@ -110,10 +108,6 @@ class LinUCB(_LinearPolicy):
     def params(self) -> dict[str, Any]:
         return {**self._base_params(), **self.radius.params()}
 
-    @classmethod
-    def lockstep(cls, policies: Sequence[Policy]) -> BatchedLinUCB:
-        return BatchedLinUCB(policies)
-
 
 class LinTS(_LinearPolicy):
     """Linear Thompson sampling (Agrawal & Goyal 2013): argmax_k x_k . theta_tilde.
@@ -158,7 +152,3 @@ class LinTS(_LinearPolicy):
 
     def params(self) -> dict[str, Any]:
         return {**self._base_params(), "v": self.v}
-
-    @classmethod
-    def lockstep(cls, policies: Sequence[Policy]) -> BatchedLinTS:
-        return BatchedLinTS(policies)

@@ -9,8 +9,8 @@ describe their replicate.  Each replicate chooses the actions a separate run
 of its policy with the same generators chooses; values agree to rounding
 (batched and single BLAS calls may sum in different orders).
 
-`runtime.lockstep` drives them; a policy class offers one through
-`Policy.lockstep(policies)`.
+`runtime.lockstep` drives them and holds the registry of twins by policy
+class (`register_batched`); no policy class imports its twin.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from ..errors import config_error
 from ..kernels import sherman_morrison
 from ..validation import check_items
 from .base import Policy
+from .linear import LinTS, LinUCB
 from .ridge import RidgeModels
 
 _RIDGE_ARRAYS = ("inv", "b", "theta", "logdet", "count")
@@ -150,8 +151,6 @@ class BatchedLinUCB(BatchedLinear):
     """
 
     def __init__(self, policies: Sequence[Policy]) -> None:
-        from .linear import LinUCB
-
         super().__init__(policies, LinUCB)
         self.radius = self.policies[0].radius
         self.plays_waves = not self.shared and self.policies[0].models.n_models > 1
@@ -209,8 +208,6 @@ class BatchedLinTS(BatchedLinear):
     """`LinTS` replicates in lockstep: d normals from each replicate's generator per round."""
 
     def __init__(self, policies: Sequence[Policy]) -> None:
-        from .linear import LinTS
-
         super().__init__(policies, LinTS)
         self.v = self.policies[0].v
         self.dim = self.policies[0].dim

@@ -162,10 +162,6 @@ class SCLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.label.copy()
 
-    @classmethod
-    def lockstep(cls, policies: Sequence[Policy]) -> BatchedSCLUB:
-        return BatchedSCLUB(policies)
-
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,

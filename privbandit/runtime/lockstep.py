@@ -5,7 +5,7 @@ with the "rounds" and "policy" streams of seed r (`seed_streams`), exactly
 the generators `run(policies[r], envs[r], horizon, seeds[r])` uses, and
 returns the R `RunResult`s that R separate runs return: the same actions,
 regret, detected clusters and ledgers (values to rounding).  Per round, one
-call of the batched policy (`Policy.lockstep`, `policies.lockstep`) scores,
+call of the batched policy (the policy class's registered twin) scores,
 chooses and updates all replicates; the worlds' blocks are stacked
 (`envs.lockstep.StackedRounds`) and their outcomes computed in one call.
 A batched policy whose rounds touch only their user's model and draw nothing
@@ -15,14 +15,21 @@ earlier rounds are all played, in one call.
 The observers of each replicate (checkpoints, ledger trace, communication)
 run at the loop's stops, as in `play`.
 
-`supports_lockstep(policy)` says whether a policy class has a batched
-version; the study runner (`studies.runner`) uses lockstep for every cell
-whose algorithm supports it.
+Batched versions are accelerators, registered by class in one place:
+`register_batched(PolicyClass, build)` names `build(policies)` (a
+`policies.lockstep.BatchedPolicy` class, or a function choosing one by the
+replicates' configuration) as the twin of exactly that class; no policy
+class imports its twin.  The twins of `policies` (LinUCB, LinTS, CLUB,
+SCLUB) are registered below; a family's lockstep module registers its own
+when its package is imported (`fclub.lockstep`).  `supports_lockstep(policy)`
+says whether a policy's class has a twin and its configuration is one the
+twin plays (`Policy.lockstep_ready`); the study runner (`studies.runner`)
+uses lockstep for every cell whose algorithm supports it.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,15 +37,43 @@ import numpy as np
 from ..envs.lockstep import StackedRounds, stackable
 from ..errors import config_error
 from ..policies.base import Policy
+from ..policies.club import CLUB, BatchedCLUB
+from ..policies.linear import LinTS, LinUCB
+from ..policies.lockstep import BatchedLinTS, BatchedLinUCB, BatchedPolicy
+from ..policies.sclub import SCLUB, BatchedSCLUB
 from ..result import RunResult
 from ..validation import check_dim
 from .loop import build_result, run, seed_int, seed_streams, watchers
 from .observers import RunState
 
+# policy class -> build(policies) -> its batched twin (`register_batched`)
+_BATCHED: dict[type, Callable[[Sequence[Policy]], BatchedPolicy]] = {}
+
+
+def register_batched(policy_class: type,
+                     build: Callable[[Sequence[Policy]], BatchedPolicy]) -> None:
+    """Make `build(policies)` the batched twin of `policy_class` (that class only, not its
+    subclasses); registering a class again replaces its twin."""
+    if not (isinstance(policy_class, type) and issubclass(policy_class, Policy)):
+        raise config_error("policy_class", policy_class, "a subclass of policies.base.Policy")
+    if not callable(build):
+        raise config_error("build", build, "a callable: policies -> a BatchedPolicy")
+    _BATCHED[policy_class] = build
+
+
+def batched(policies: Sequence[Policy]) -> BatchedPolicy:
+    """The registered twin of the replicates' class, playing `policies`."""
+    kind = type(policies[0])
+    if kind not in _BATCHED:
+        raise config_error("policies", kind.__name__,
+                           "policies of a class with a registered batched twin "
+                           "(runtime.lockstep.register_batched)")
+    return _BATCHED[kind](policies)
+
 
 def supports_lockstep(policy: object) -> bool:
-    """True when `policy`'s class plays replicates in lockstep."""
-    return isinstance(policy, Policy) and policy.lockstep_ready
+    """True when `policy`'s class has a batched twin that plays its configuration."""
+    return type(policy) in _BATCHED and policy.lockstep_ready
 
 
 def can_lockstep(policies: Sequence[object], envs: Sequence[object]) -> bool:
@@ -92,7 +127,8 @@ def play_lockstep(
     horizon = check_dim("horizon", horizon)
     if not policies or not all(supports_lockstep(p) for p in policies):
         raise config_error("policies", [type(p).__name__ for p in policies],
-                           "policies of a class with a lockstep version (Policy.lockstep)")
+                           "policies of a class with a batched twin that plays their "
+                           "configuration (runtime.lockstep.register_batched)")
     n = len(policies)
     if not len(envs) == len(rngs) == n or (seeds is not None and len(seeds) != n):
         raise config_error("replicates", (n, len(envs), len(rngs)),
@@ -100,7 +136,7 @@ def play_lockstep(
     if not all(isinstance(rng, np.random.Generator) for rng in rngs):
         raise config_error("rngs", rngs, "numpy.random.Generator objects")
     rounds = StackedRounds(envs)
-    batched = type(policies[0]).lockstep(policies)
+    twin = batched(policies)
     watching = [watchers(p, horizon, cluster_every) for p in policies]
     rounds.reset(rounds_rngs)
     states = [RunState(p, env, horizon) for p, env in zip(policies, envs, strict=True)]
@@ -113,10 +149,10 @@ def play_lockstep(
     reward = np.empty((horizon, n))
     started = time.perf_counter()
     try:
-        _play(batched, rounds, watching, states, horizon, rngs, regret, reward)
+        _play(twin, rounds, watching, states, horizon, rngs, regret, reward)
     finally:
         rounds.release()
-    batched.finish()
+    twin.finish()
     share = (time.perf_counter() - started) / n  # each replicate's share of the pass
     results = []
     for r, (state, mine) in enumerate(zip(states, watching, strict=True)):
@@ -198,3 +234,8 @@ def _play_rows(batched, rounds, block, t, stop, start, rngs, regret, reward) -> 
         won = reward[s]
         outcomes(i, actions, won, regret[s])
         update(x, u, actions, won, s)
+
+
+for _policy, _twin in ((LinUCB, BatchedLinUCB), (LinTS, BatchedLinTS), (CLUB, BatchedCLUB),
+                       (SCLUB, BatchedSCLUB)):
+    register_batched(_policy, _twin)

@@ -80,15 +80,25 @@ class Schedule(Observer):
 
 class Checkpoints(Schedule):
     """The detection error `env.detection_error(protocol.cluster_labels())` on the schedule,
-    whenever both sides have clusters: fields `cluster_error`, `cluster_error_rounds`."""
+    whenever both sides have clusters: fields `cluster_error`, `cluster_error_rounds`.
+    The error is a function of the labels (the world is fixed over a run), so it is
+    computed again only when the detected labels changed since the last checkpoint."""
 
     def start(self, run: RunState) -> None:
         super().start(run)
         self.rounds: list[int] = []
         self.errors: list[float] = []
+        self._last: tuple[np.ndarray, float | None] | None = None
 
     def observe(self, run: RunState, t: int) -> None:
-        error = run.env.detection_error(run.protocol.cluster_labels())
+        labels = run.protocol.cluster_labels()
+        if (self._last is not None and labels is not None
+                and np.array_equal(labels, self._last[0])):
+            error = self._last[1]  # the clusters have not changed: nor has the error
+        else:
+            error = run.env.detection_error(labels)
+            if labels is not None:
+                self._last = (labels.copy(), error)
         if error is not None:
             self.rounds.append(t)
             self.errors.append(error)

@@ -28,10 +28,13 @@ A study file looks like::
 
 Every key is validated on load against the registry's declarations
 (`privbandit.schema`): [algorithm.params] and [algorithm.grid] against the
-algorithm's parameters, [environment] against the keys some algorithm of the
-study reads (each algorithm receives its own keys, defaults filled).  An
-unknown key names its table, the allowed keys and the closest one; a bad
-value names the key and what is allowed.
+algorithm's parameters, [environment] against the keys the study's
+algorithms read (each algorithm receives its own keys, defaults filled).  An
+unknown key names its table, the allowed keys and the closest one (an old
+spelling of the world vocabulary names the new one); a key that one of the
+study's algorithms would ignore is refused, naming the algorithm, so a
+setting never reaches only part of a study; a bad value names the key and
+what is allowed.
 Runs sharing a seed index share the run seed (and so the environment), which
 pairs the comparison across algorithms and budgets; a run's seed depends only
 on `base_seed` and its index, never on where or in what order it runs.
@@ -204,10 +207,7 @@ def study_from_dict(raw: dict[str, Any]) -> StudySpec:
     if not isinstance(algs, list) or not algs:
         raise config_error("algorithm", algs, "at least one [[algorithm]] table")
     entries = [_entry(i, a) for i, a in enumerate(algs)]
-    declared = [p for entry in entries for p in entry.environment]
-    for key in environment:  # a key is allowed if some algorithm of the study reads it
-        if key not in {p.name for p in declared}:
-            raise unknown_key(key, "[environment]", {p.name for p in declared})
+    _check_environment(environment, entries)
     specs = tuple(_algorithm(i, a, e, environment)
                   for i, (a, e) in enumerate(zip(algs, entries, strict=True)))
     labels = [a.label for a in specs]
@@ -215,6 +215,22 @@ def study_from_dict(raw: dict[str, Any]) -> StudySpec:
         raise config_error("algorithm.label", labels, "distinct labels (set `label`)")
     break_even = _break_even(raw.get("break_even"), specs)
     return StudySpec(name, horizon, seeds, base_seed, max_points, environment, specs, break_even)
+
+
+def _check_environment(environment: dict[str, Any], entries: list[AlgorithmEntry]) -> None:
+    """Every key of [environment] is read by every algorithm of the study."""
+    declared = {p.name for entry in entries for p in entry.environment}
+    reads = {entry.name: entry.reads_environment(environment) for entry in entries}
+    for key in environment:
+        if key not in declared:
+            raise unknown_key(key, "[environment]", declared)
+        for name, keys in reads.items():
+            if key not in keys:
+                raise ConfigError(
+                    f"[environment] key {key!r} would be ignored by algorithm {name!r}, which "
+                    f"reads only: {', '.join(sorted(keys)) or 'none'}; set a key only in "
+                    "studies whose algorithms all read it (run the others in a study of "
+                    "their own)")
 
 
 def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> BreakEven | None:

@@ -1,7 +1,7 @@
 """Study entries of the seed 003 family: VFUCB, VFTS and their partial-local baselines.
 
 The world is seed 003's synthetic one, drawn from the run seed's "world"
-stream: config["environment"] may set dim (100), n_items (10), noise_var
+stream: config["environment"] may set dim (100), items (10), noise_var
 (0.05) and the split, either "widths" or "parties" (5, an even split):
 `ENVIRONMENT` declares them.  The
 centralized baselines are the core entries "linucb" and "lints" on the same
@@ -25,7 +25,7 @@ from .ties import TieTolerant
 
 ENVIRONMENT = (
     Param("dim", int, 100, "feature dimension d", range="[1, inf)"),
-    Param("n_items", int, 10, "items offered per round", range="[1, inf)"),
+    Param("items", int, 10, "items offered per round", range="[1, inf)"),
     Param("noise_var", float, 0.05, "variance of the reward noise", range="[0, inf)"),
     Param("widths", list, None, "the parties' feature widths (default: an even split)"),
     Param("parties", int, 5, "number of parties M of an even split", range="[1, inf)"),
@@ -49,7 +49,7 @@ def _policy(family: str, dim: int, params: dict[str, Any]):
 
 def _world(settings: dict[str, Any], seed: Any):
     s = fill(check_table("[environment]", settings, ENVIRONMENT), ENVIRONMENT)
-    world = seed003_environment(s["dim"], s["n_items"], rng=seed_streams(seed)["world"],
+    world = seed003_environment(s["dim"], s["items"], rng=seed_streams(seed)["world"],
                                 noise_var=s["noise_var"])
     if s["widths"] is not None:
         return world, FeatureSplit(s["widths"])

@@ -63,7 +63,7 @@ STUDIES: dict[str, dict[str, Any]] = {
     },
     "cascade": {
         "horizon": 400, "seeds": [0, 1],
-        "environment": {"n_users": 8, "n_clusters": 2, "dim": 5, "n_items": 12, "list_len": 3},
+        "environment": {"users": 8, "clusters": 2, "dim": 5, "items": 12, "list_len": 3},
         "algorithm": [
             *({"name": n, "params": {"cluster_points": 5}}
               for n in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb", "fedind")),
@@ -75,13 +75,14 @@ STUDIES: dict[str, dict[str, Any]] = {
     },
     "fedmab": {
         "horizon": 20000, "seeds": [0, 1],
-        "environment": {"agents": 6, "arms": 5, "graph": "ring", "components": 2},
-        "algorithm": [{"name": n, "grid": {"epsilon": [0.5, 4.0]}}
-                      for n in ("cdp-mab", "ddp-mab", "hdp-mab")],
+        "environment": {"users": 6, "arms": 5},
+        "algorithm": [{"name": n, "params": p, "grid": {"epsilon": [0.5, 4.0]}}
+                      for n, p in (("cdp-mab", {}), ("ddp-mab", {"graph": "ring"}),
+                                   ("hdp-mab", {"components": 2}))],
     },
     "vertical": {
         "horizon": 200, "seeds": [0, 1],
-        "environment": {"dim": 10, "n_items": 5, "parties": 2},
+        "environment": {"dim": 10, "items": 5, "parties": 2},
         "algorithm": [{"name": n} for n in ("vfucb", "vfts", "partial-linucb", "partial-lints")],
     },
     "anonymous": {
@@ -137,8 +138,8 @@ def _fclub_raw_detection():
 def _cascade_prefetch():
     from privbandit.cascade.study import run_cascade
 
-    config = {"horizon": 300, "environment": {"n_users": 6, "n_clusters": 2, "dim": 4,
-                                              "n_items": 10, "list_len": 2}}
+    config = {"horizon": 300, "environment": {"users": 6, "clusters": 2, "dim": 4,
+                                              "items": 10, "list_len": 2}}
     return run_cascade("fedc3ucb-h", config, np.random.SeedSequence(4), prefetch=True)
 
 

@@ -12,7 +12,7 @@ from privbandit.cascade import (
     is_forced_arrival,
     no_auxiliary,
 )
-from privbandit.cascade.study import run_cascade
+from privbandit.cascade.study import run_cascade, world_keywords
 from privbandit.envs import seed001_environment
 from privbandit.runtime import run
 
@@ -20,7 +20,7 @@ HORIZON = 1500
 
 
 def _play(factory, small_env, seed=3, **kw):
-    env = seed001_environment(np.random.default_rng(seed), **small_env)
+    env = seed001_environment(np.random.default_rng(seed), **world_keywords(small_env))
     policy = factory(env.dim, env.n_users, env.n_items, env.list_len, HORIZON, **kw)
     result = run(policy, env, HORIZON, seed)
     return policy, result
@@ -60,7 +60,7 @@ def test_pt_auxiliary_adds_communication_over_noauxiliary(small_env):
 
 
 def test_uploads_downloads_and_buffers_account_for_every_examined_item(small_env):
-    env = seed001_environment(np.random.default_rng(4), **small_env)
+    env = seed001_environment(np.random.default_rng(4), **world_keywords(small_env))
     policy = fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON)
     env.reset(np.random.default_rng(5))
     rng = np.random.default_rng(6)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
-from privbandit.cascade.study import run_cascade
+from privbandit.cascade.study import run_cascade, world_keywords
 from privbandit.envs import seed001_environment
 from privbandit.errors import NormBoundError
 from privbandit.mechanisms.samplers import FAST
@@ -18,7 +18,7 @@ HORIZON = 400
 
 def _manual_run(small_env, epsilon, seed=0, **settings):
     """Play HORIZON rounds by hand; return the policy and each agent's raw (Gram, moment)."""
-    env = seed001_environment(np.random.default_rng(seed), **small_env)
+    env = seed001_environment(np.random.default_rng(seed), **world_keywords(small_env))
     policy = cdp_fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON,
                             epsilon=epsilon, delta=1e-6, **settings)
     env.reset(np.random.default_rng(seed + 1))
@@ -89,7 +89,7 @@ def test_noise_bounds_cover_the_tree_noise(seed, steps):
 
 
 def test_examined_item_over_the_norm_bound_is_refused(small_env):
-    env = seed001_environment(np.random.default_rng(0), **small_env)
+    env = seed001_environment(np.random.default_rng(0), **world_keywords(small_env))
     policy = cdp_fedc3ucb_h(env.dim, env.n_users, env.n_items, env.list_len, HORIZON,
                             epsilon=1.0, delta=1e-6)
     items = np.full((env.n_items, env.dim), 1.0)  # norm sqrt(5) > item_bound = 1
@@ -103,7 +103,7 @@ def test_run_result_reports_ledgers_and_the_guarantee(small_env):
     config = {"horizon": 300, "environment": small_env, "epsilon": 2.0, "delta": 1e-6,
               "calibration": "paper"}
     result = run_cascade("cdp-fedc3ucb-h", config, np.random.SeedSequence(3))
-    assert len(result.ledgers) == small_env["n_users"]
+    assert len(result.ledgers) == small_env["users"]
     assert "one observation" in result.privacy.unit and result.privacy.is_dp
     assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0
 

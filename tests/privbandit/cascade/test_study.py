@@ -48,10 +48,10 @@ def test_one_seed_gives_one_world_for_every_algorithm(small_env):
     assert not np.array_equal(other._theta, worlds[0][0])
 
 
-def test_unknown_environment_key_is_named(small_env):
-    message = r"unknown key 'users' in \[environment\]; did you mean 'n_users'\?"
+def test_an_old_environment_spelling_names_the_new_one(small_env):
+    message = r"'n_users' in \[environment\] is an old spelling: write 'users'"
     with pytest.raises(ValueError, match=message):
-        get_algorithm("fedind").run({"horizon": 10, "environment": {"users": 3}},
+        get_algorithm("fedind").run({"horizon": 10, "environment": {"n_users": 3}},
                                     np.random.SeedSequence(0))
 
 

@@ -63,13 +63,16 @@ def test_comm_log_totals_are_sums(records):
     [
         ({"direction": "broadcast"}, r"direction must be one of \('upload'"),
         ({"direction": "upload", "messages": -1}, "messages must be an integer >= 0; got -1"),
+        ({"direction": "upload", "messages": True}, "messages must be an integer >= 0; got True"),
         ({"direction": "upload", "nbytes": 1.5}, "nbytes must be an integer >= 0; got 1.5"),
         ({"direction": "upload", "round": -2}, "round must be an integer >= 0; got -2"),
     ],
 )
 def test_comm_log_bad_input(kwargs, match):
+    log = CommLog()
     with pytest.raises(InvalidParameterError, match=match):
-        CommLog().record(**kwargs)
+        log.record(**kwargs)
+    assert log.summary() == CommLog().summary()  # a refused record changes nothing
 
 
 def test_payload_bytes_and_party_names():

@@ -221,3 +221,15 @@ def test_cascade_bad_rankings(ranking, error, match):
     env.observe(0)
     with pytest.raises(error, match=match):
         env.act(0, np.array(ranking))
+
+
+def test_a_key_the_world_setting_does_not_read_is_refused():
+    from privbandit.envs.factory import keys_read, make_environment
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ConfigError, match=r"environment.list_len must be unset: setting "
+                                          r"'seed000' reads only setting, dim, users"):
+        make_environment({"list_len": 3}, rng)
+    assert "list_len" in keys_read({"setting": "seed001"})
+    assert "list_len" not in keys_read({})  # seed 000's setting, the default
+    assert make_environment({"setting": "seed001", "list_len": 3}, rng).list_len == 3

@@ -10,9 +10,10 @@ from privbandit.errors import ConfigError, NormBoundError
 from privbandit.fclub import make_policy
 from privbandit.fclub.study import build_run
 from privbandit.policies import LinTS, LinUCB
+from privbandit.policies.lockstep import BatchedLinUCB
 from privbandit.registry import get_algorithm
-from privbandit.runtime import run, seed_streams
-from privbandit.runtime.lockstep import can_lockstep, run_lockstep, run_replicates
+from privbandit.runtime import lockstep, run, seed_streams
+from privbandit.runtime.lockstep import can_lockstep, register_batched, run_lockstep, run_replicates
 from privbandit.studies import parse_study, run_study
 from privbandit.studies.runner import cell_tasks
 
@@ -77,7 +78,7 @@ def test_items_the_policy_refuses_are_refused_in_lockstep():
     ([LinUCB(10, 20, beta=0.1)] + [LinUCB(10, 20)] * 3, "equal parameters"),
     # SCLUB on servers of unequal size: no batched version
     ([make_policy("sclub-per-server", dim=10, n_users=20, n_servers=3)] * 4,
-     "lockstep version"),
+     "batched twin"),
 ])
 def test_mixed_or_unsupported_replicates_are_refused(policies, message):
     with pytest.raises(ConfigError, match=message):
@@ -163,3 +164,21 @@ def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separ
     assert can_lockstep([policy], [env])  # the every-round schedule plays in lockstep
     policy, env, _ = build_run("cdp-fclub-dc", {**config, "schedule": "fixed"}, SEEDS[0])
     assert not can_lockstep([policy], [env])
+
+
+def test_twins_are_registered_by_exact_class(monkeypatch):
+    class Tuned(LinUCB):  # a subclass is not its parent: it has no twin until registered
+        pass
+
+    monkeypatch.setattr(lockstep, "_BATCHED", dict(lockstep._BATCHED))  # left as found
+    envs = worlds(SEEDS[:2])
+    assert can_lockstep([LinUCB(10, 20) for _ in envs], envs)
+    assert not can_lockstep([Tuned(10, 20) for _ in envs], envs)
+    with pytest.raises(ConfigError, match="a subclass of policies.base.Policy"):
+        register_batched(int, BatchedLinUCB)
+    with pytest.raises(ConfigError, match="a callable"):
+        register_batched(Tuned, None)
+    register_batched(Tuned, lambda policies: BatchedLinUCB(policies))
+    # the twin checks its replicates' class: LinUCB's twin refuses a subclass
+    with pytest.raises(ConfigError, match="LinUCB policies"):
+        run_lockstep([Tuned(10, 20) for _ in envs], envs, 10, SEEDS[:2])

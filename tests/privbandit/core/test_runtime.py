@@ -114,3 +114,35 @@ def test_the_function_and_the_package_share_a_name():
     from privbandit import runtime
 
     assert privbandit.run is runtime.run
+
+
+def test_checkpoints_measure_again_only_when_the_labels_change():
+    class Counting(type(seed000_environment(np.random.default_rng(0)))):
+        calls = 0
+
+        def detection_error(self, labels):
+            Counting.calls += 1
+            return super().detection_error(labels)
+
+    env = seed000_environment(np.random.default_rng(0))
+    env.__class__ = Counting
+    result = run(CLUB(10, 20), env, 2000, 0, cluster_every=20)
+    fresh = seed000_environment(np.random.default_rng(0))
+    truth = [fresh.detection_error(labels) for labels in _labels_at(result.cluster_error_rounds)]
+    assert np.array_equal(result.cluster_error, truth)
+    assert 0 < Counting.calls < result.cluster_error.size
+
+
+def _labels_at(rounds):
+    """CLUB's detected labels after each of `rounds` in the same run."""
+    policy, env = CLUB(10, 20), seed000_environment(np.random.default_rng(0))
+    labels = []
+
+    class Recorder(Observer):
+        def after_step(self, state, t):
+            if t - 1 in wanted:
+                labels.append(policy.cluster_labels())
+
+    wanted = set(rounds.tolist())
+    run(policy, env, 2000, 0, cluster_every=20, observers=[Recorder()])
+    return labels

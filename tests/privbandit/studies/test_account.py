@@ -3,8 +3,13 @@ from privbandit.cli import main
 
 # one private algorithm of each family (vertical federation has none: its masks are lossless)
 FCLUB_ENV = "dim = 4\nusers = 12\nclusters = 2\nitems = 5\nservers = 2\n"
-OTHERS_ENV = ("n_users = 6\nn_clusters = 2\nn_items = 8\nlist_len = 2\nagents = 6\narms = 4\n"
-              "threshold = 2\ncluster_size = 3\ncomponents = 2\n")
+# each family's study sets only the keys all its algorithms read
+FAMILIES = (
+    (("fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+"), FCLUB_ENV),
+    (("cdp-fedc3ucb-h", "cdp-fedc3ucb-h+"), "users = 6\nclusters = 2\nitems = 8\nlist_len = 2\n"),
+    (("cdp-mab", "ddp-mab", "hdp-mab"), "users = 6\narms = 4\n"),
+    (("anonymous-base-laplace",), "arms = 4\nthreshold = 2\ncluster_size = 3\n"),
+)
 STUDY = """
 name = "every-private-family"
 horizon = 1500
@@ -17,8 +22,9 @@ ALGORITHMS = ("cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h
               "ddp-mab", "hdp-mab", "anonymous-base-laplace")
 
 
-def _account(tmp_path, capsys, algorithms, *args, env=FCLUB_ENV + OTHERS_ENV):
+def _account(tmp_path, capsys, algorithms, *args, env=FCLUB_ENV):
     tables = "".join(f'[[algorithm]]\nname = "{n}"\n' + (
+        "[algorithm.params]\ncomponents = 2\n" if n == "hdp-mab" else "") + (
         "[algorithm.grid]\nepsilon = [1]\n" if n.startswith(("cdp", "ddp", "hdp", "anon")) else "")
         for n in algorithms)
     path = tmp_path / "study.toml"
@@ -28,7 +34,8 @@ def _account(tmp_path, capsys, algorithms, *args, env=FCLUB_ENV + OTHERS_ENV):
 
 
 def test_account_prints_every_private_familys_statement_and_ledgers(tmp_path, capsys):
-    out = _account(tmp_path, capsys, ("fclub-dc", *ALGORITHMS), "--horizon", "1200")
+    out = "".join(_account(tmp_path, capsys, names, "--horizon", "1200", env=env)
+                  for names, env in FAMILIES)
     heads = [line for line in out.splitlines() if not line.startswith("  ")]
     assert [h.split(" [")[0] for h in heads] == list(ALGORITHMS)  # the non-private one is skipped
     assert all("[epsilon=1]:" in h for h in heads)
@@ -41,7 +48,9 @@ def test_account_prints_every_private_familys_statement_and_ledgers(tmp_path, ca
 
 
 def test_account_of_a_study_without_private_algorithms(tmp_path, capsys):
-    out = _account(tmp_path, capsys, ("fclub-dc", "linucb"), env=FCLUB_ENV)
+    # linucb has no servers: the study sets only the world both read
+    out = _account(tmp_path, capsys, ("fclub-dc", "linucb"), env=FCLUB_ENV.replace(
+        "servers = 2\n", ""))
     assert out.strip() == "no private algorithm in this study: nothing is spent"
 
 

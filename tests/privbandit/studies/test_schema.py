@@ -28,9 +28,9 @@ def _error(text):
 
 
 def test_an_unknown_environment_key_is_named_with_a_suggestion():
-    message = _error(FEDMAB.format(env="agnets = 6"))
-    assert message.startswith("unknown key 'agnets' in [environment]; did you mean 'agents'? "
-                              "allowed: agents, arms, heterogeneous")
+    message = _error(FEDMAB.format(env="usres = 6"))
+    assert message.startswith("unknown key 'usres' in [environment]; did you mean 'users'? "
+                              "allowed: arms, heterogeneous, users")
 
 
 @pytest.mark.parametrize("table, line, message", [
@@ -53,8 +53,8 @@ def test_params_and_grid_are_checked_against_the_declarations(table, line, messa
 
 
 def test_bad_environment_values_name_the_key_and_what_is_allowed():
-    assert "environment.agents must be an integer >= 1; got 0" in _error(
-        FEDMAB.format(env="agents = 0"))
+    assert "environment.users must be an integer >= 1; got 0" in _error(
+        FEDMAB.format(env="users = 0"))
     assert "environment.heterogeneous must be true or false; got 1" in _error(
         FEDMAB.format(env="heterogeneous = 1"))
 
@@ -64,29 +64,66 @@ def test_the_environment_is_shared_and_each_algorithm_gets_its_keys_filled():
 horizon = 100
 seeds = 1
 [environment]
-agents = 6
-graph = "star"
-components = 2
+users = 6
 [[algorithm]]
 name = "cdp-mab"
 [algorithm.grid]
 epsilon = [1]
 [[algorithm]]
 name = "ddp-mab"
+[algorithm.params]
+graph = "star"
 [algorithm.grid]
 epsilon = [1]
 [[algorithm]]
 name = "hdp-mab"
+[algorithm.params]
+components = 2
 [algorithm.grid]
 epsilon = [1]
 """)
     envs = {run.algorithm: run.config()["environment"] for run in spec.runs()}
-    assert envs["cdp-mab"] == {"agents": 6, "arms": 100, "heterogeneous": False}
-    assert envs["ddp-mab"] == {"agents": 6, "arms": 100, "heterogeneous": False,
-                               "graph": "star", "edge_prob": 0.1}
-    assert envs["hdp-mab"]["components"] == 2 and "graph" not in envs["hdp-mab"]
-    # a key no algorithm of the study reads is refused
-    assert "unknown key 'graph' in [environment]" in _error(FEDMAB.format(env="graph = 'ring'"))
+    assert all(env == {"users": 6, "arms": 100, "heterogeneous": False}
+               for env in envs.values())
+    assert [run.config().get("graph") for run in spec.runs()] == [None, "star", None]
+    # a key no algorithm of the study reads is refused, naming the closest one
+    assert "unknown key 'usres' in [environment]; did you mean 'users'?" in _error(
+        FEDMAB.format(env="usres = 6"))
+
+
+MIXED = """
+horizon = 10
+seeds = 1
+[environment]
+{env}
+[[algorithm]]
+name = "fclub-dc"
+[[algorithm]]
+name = "fedc3ucb-h"
+"""
+
+
+def test_a_key_one_family_of_a_mixed_study_would_ignore_is_refused():
+    # both families read the world's sizes: each run gets them
+    spec = parse_study(MIXED.format(env="users = 12\ndim = 6\nitems = 8\nclusters = 3"))
+    for run in spec.runs():
+        env = run.config()["environment"]
+        assert (env["users"], env["dim"], env["items"], env["clusters"]) == (12, 6, 8, 3)
+    # the servers are FCLUB's, the list length the cascade's: each would reach one family
+    assert ("[environment] key 'servers' would be ignored by algorithm 'fedc3ucb-h'"
+            in _error(MIXED.format(env="servers = 2")))
+    assert ("[environment] key 'list_len' would be ignored by algorithm 'fclub-dc'"
+            in _error(MIXED.format(env="list_len = 2")))
+    # a key the world setting does not read is ignored too: refused
+    assert "key 'list_len' would be ignored by algorithm 'fclub-dc'" in _error(
+        "horizon = 10\n[environment]\nlist_len = 3\n[[algorithm]]\nname = 'fclub-dc'\n")
+
+
+@pytest.mark.parametrize("old, new", [("agents", "users"), ("n_users", "users"),
+                                      ("n_items", "items"), ("n_clusters", "clusters")])
+def test_an_old_spelling_names_the_new_one(old, new):
+    assert (f"'{old}' in [environment] is an old spelling: write '{new}'"
+            in _error(MIXED.format(env=f"{old} = 6")))
 
 
 def test_every_declared_parameter_reaches_the_run_with_its_default():
@@ -153,7 +190,7 @@ def test_a_preset_is_checked_when_the_entry_is_declared():
 
 def test_overrides_apply_to_the_validated_spec(tmp_path):
     path = tmp_path / "s.toml"
-    path.write_text(FEDMAB.format(env="agents = 6"))
+    path.write_text(FEDMAB.format(env="users = 6"))
     spec = _load(path, 7, 55)
     assert (spec.base_seed, spec.horizon) == (7, 55)
     assert _load(path, None, None) == parse_study(path.read_text())

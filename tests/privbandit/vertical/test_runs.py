@@ -115,7 +115,7 @@ def test_study_entries_run_the_protocol_and_the_baselines():
     from privbandit.registry import get_algorithm
     from privbandit.vertical import study  # noqa: F401  (registers the entries)
 
-    config = {"horizon": 20, "environment": {"dim": 10, "n_items": 5, "parties": 2}}
+    config = {"horizon": 20, "environment": {"dim": 10, "items": 5, "parties": 2}}
     vf = get_algorithm("vfucb").run({**config, "seal_traffic": False}, 3)
     part = get_algorithm("partial-lints").run({**config, "active_share": 0.4}, 3)
     assert vf.algorithm == "vfucb" and vf.params["widths"] == [5, 5]
