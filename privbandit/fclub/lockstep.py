@@ -28,11 +28,11 @@ them.  Messages are tallied per replicate and written to each replicate's
 communication log at the end (`finish`): the same counts, bytes and rounds.
 
 `BatchedInstantClub` plays "fclub" and "homo" (instant sharing: one model per
-global cluster, updated by every observation).  `BatchedGuardedClub`
-("cdp-fclub-dc+") and `BatchedPerServer` ("club-per-server",
-"sclub-per-server") make every server's CLUB (SCLUB) of every replicate one
-row of a `policies.club.BatchedCLUB` (`policies.sclub.BatchedSCLUB`); see
-their docstrings.  Each is registered as the batched twin of its class
+global cluster, updated by every observation).  `BatchedPerServer`
+("club-per-server", "sclub-per-server") makes every server's CLUB (SCLUB) of
+every replicate one row of a `policies.club.BatchedCLUB`
+(`policies.sclub.BatchedSCLUB`); see its docstring.  ("cdp-fclub-dc+" on the
+billboard has no twin: its seeds run one by one.)  Each is registered as the batched twin of its class
 (`runtime.lockstep.register_batched`) when this package is imported.
 """
 from __future__ import annotations
