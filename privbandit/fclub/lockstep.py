@@ -32,8 +32,9 @@ global cluster, updated by every observation).  `BatchedPerServer`
 ("club-per-server", "sclub-per-server") makes every server's CLUB (SCLUB) of
 every replicate one row of a `policies.club.BatchedCLUB`
 (`policies.sclub.BatchedSCLUB`); see its docstring.  ("cdp-fclub-dc+" on the
-billboard has no twin: its seeds run one by one.)  Each is registered as the batched twin of its class
-(`runtime.lockstep.register_batched`) when this package is imported.
+billboard has no twin: its seeds run one by one.)  Each is registered as the
+batched twin of its class (`runtime.lockstep.register_batched`) when this
+package is imported.
 """
 from __future__ import annotations
 

@@ -211,29 +211,28 @@ class DelayedSync:
         self.pend_s[c] += np.multiply.outer(x, x)  # the arithmetic of the lockstep version
         self.pend_u[c] += y * x
         self.pend_n[c] += 1
-        raw_trigger = float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u
-        if self.plan is None:
-            if raw_trigger:
+        if self.plan is None:  # eq. 5 on the raw statistics: the non-private protocol
+            if float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u:
                 self.upload_raw(c, t)
             return
         releases = self.plan.releases
         if releases.kind == "every-round":
-            self._release(c, self.trees[c].add(np.multiply.outer(z, z), rng), t, raw_trigger)
+            self._release(c, self.trees[c].add(np.multiply.outer(z, z), rng), t)
             return
         self.unreleased[c].append(z)
         if releases.is_release(t):  # a data-independent round: every cluster with records
             for c2 in [i for i, rows in enumerate(self.unreleased) if rows]:
                 rows, self.unreleased[c2] = np.stack(self.unreleased[c2]), []
                 prefix = self.trees[c2].add_records(rows[:, :, None] * rows[:, None, :], rng)
-                self._release(c2, prefix, t, raw_trigger and c2 == c)
+                self._release(c2, prefix, t)
 
-    def _release(self, c: int, prefix: np.ndarray, t: int, raw_trigger: bool) -> None:
+    def _release(self, c: int, prefix: np.ndarray, t: int) -> None:
         """c's stream released `prefix`: upload the noisy increment if eq. 5 fires on it."""
         d = self.dim
         diff = prefix - self.last[c]
         noisy_s, noisy_u = diff[:d, :d], diff[:d, d]
         ld = logdet(self.S[c] + noisy_s)
-        if self._fires(c, ld, raw_trigger):
+        if self._fires(c, ld):
             self.last[c] = prefix
             self._upload(c, *self._contents(c, noisy_s, noisy_u, ld), t)
 
@@ -242,9 +241,9 @@ class DelayedSync:
         ds, du, _ = self.raw_buffer(c)
         self._upload(c, ds, du, None, t)
 
-    def _fires(self, c: int, logdet_noisy: float, raw_trigger: bool) -> bool:
+    def _fires(self, c: int, logdet_noisy: float) -> bool:
         """A private run's upload trigger: eq. 5 on the noisy buffer (ln det(S_c + dS~)),
-        never on the raw one (`raw_trigger` is for the audit's controls in the tests)."""
+        never on the raw one."""
         return logdet_noisy == -math.inf or logdet_noisy - self.logdet_s[c] >= self._ln_u
 
     def _contents(self, c: int, ds: np.ndarray, du: np.ndarray, logdet_new: float
@@ -284,17 +283,20 @@ class DelayedSync:
     def _downloads(self, k: int, t: int) -> None:
         group = self.groups[k]
         due = group[self.logdet_g[k] - self.logdet_s[group] >= self._ln_d]
-        for c in due:
-            self.S[c] += self.s_down[c]
-            self.u[c] += self.u_down[c]
-            self.n_sync[c] += self.n_down[c]
-            self.s_down[c], self.u_down[c], self.n_down[c] = 0.0, 0.0, 0
-            self.logdet_s[c] = self.logdet_g[k]  # S_c now equals S_g
-            if self.plan is not None and self.plan.act_on == "released":
-                self.models.set(c, self.S[c], self.u[c], self.n_sync[c])
-            else:
-                self.models.set(c, self.S[c] + self.pend_s[c], self.u[c] + self.pend_u[c],
-                                self.n_sync[c] + self.pend_n[c])
-            self.comm.record(DOWNLOAD, 1, self._msg, round=t)
-            if self.observer is not None:
+        if not due.size:
+            return
+        # every due copy at once: elementwise sums, the numbers of one at a time
+        s, u = self.S[due] + self.s_down[due], self.u[due] + self.u_down[due]
+        n = self.n_sync[due] + self.n_down[due]
+        self.S[due], self.u[due], self.n_sync[due] = s, u, n
+        self.s_down[due], self.u_down[due], self.n_down[due] = 0.0, 0.0, 0
+        self.logdet_s[due] = self.logdet_g[k]  # S_c now equals S_g
+        if self.plan is not None and self.plan.act_on == "released":
+            self.models.set(due, s, u, n)
+        else:
+            self.models.set(due, s + self.pend_s[due], u + self.pend_u[due],
+                            n + self.pend_n[due])
+        self.comm.record(DOWNLOAD, int(due.size), int(due.size) * self._msg, round=t)
+        if self.observer is not None:
+            for c in due:
                 self.observer.download(t, int(self.layout.servers[c]))

@@ -78,7 +78,12 @@ class Recorder:
         for arg in args:
             if arg is not None:
                 values = np.asarray(arg).astype("<i8", casting="same_kind").ravel()
-                self.arrays[kind].append(values)
+                # labels: each change once (how often the loop measures them is not the
+                # algorithm's arithmetic: a checkpoint skips unchanged labels)
+                seen = self.arrays[kind]
+                if kind == "labels" and seen and np.array_equal(seen[-1], values):
+                    continue
+                seen.append(values)
 
     def _add(self, name: str, out: Any) -> None:
         values = np.abs(np.asarray(out, dtype=np.float64))

@@ -16,7 +16,7 @@ from privbandit.fclub.sync import DelayedSync
 
 
 class RawTriggerSync(DelayedSync):
-    def _fires(self, c, logdet_noisy, raw_trigger):
+    def _fires(self, c, logdet_noisy):
         # eq. 5 on the raw buffer, whatever the model acts on
         return logdet(self.S[c] + self.pend_s[c]) - self.logdet_s[c] >= self._ln_u
 
