@@ -112,7 +112,8 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
         Param("rate", float, 0.01, "share of rounds on the released track (public coin; the "
               "rest act on raw data and are never released)", range="(0, 1]"),
         Param("merged_rate", float, 0.2, "share of rounds released for a user whose "
-              "released cluster spans other parties (at least rate)", range="(0, 1]"),
+              "released cluster spans other parties (the larger of it and rate applies)",
+              range="(0, 1]"),
         Param("cap", int, 16, "records a user shares at rate before it stops unless its "
               "released cluster spans other parties", range="[1, inf)"),
     )

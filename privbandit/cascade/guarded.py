@@ -111,6 +111,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate,
                                    cap=plan.cap)
         self._groups = [np.arange(n)] * n  # each agent's released cluster (all, before one)
+        self._merged = np.zeros(n, dtype=bool)  # a released cluster with other agents
         self._shared = False
         self._comm = CommLog()
         self._msg = (d + 1) * (d + 1) * 8
@@ -119,7 +120,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         u = check_user(user, self.n_users)
         self._rng = rng
         shared = self.billboard.decide(t, u, items, self._groups[u], rng,
-                                       merged=self._groups[u].size > 1, rank=self._rank)
+                                       merged=bool(self._merged[u]), rank=self._rank)
         self._shared = shared is not None
         if self._shared:
             self._last = (items, shared)
@@ -179,6 +180,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         st, r = self.streams, self.ridge
         self._groups = [np.flatnonzero(self.labels == self.labels[u])
                         for u in range(self.n_users)]
+        self._merged = np.array([g.size > 1 for g in self._groups])
         for u in range(self.n_users):
             others = np.flatnonzero(self.labels == self.labels[u])
             others = others[others != u]

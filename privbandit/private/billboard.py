@@ -51,7 +51,8 @@ class Billboard:
     streams: the units' streams; ridge: the released-model arithmetic; rate:
     the share of rounds shared (exploration that feeds the released models),
     in (0, 1]; merged_rate: the share for a unit whose released cluster spans
-    other parties (federation has something to pool), in [rate, 1]; cap: the
+    other parties (federation has something to pool; the larger of it and
+    rate applies), in (0, 1]; cap: the
     records a unit releases at `rate` before it stops sharing unless merged
     (None: no cap), so that exploring for clusters costs a bounded number of
     shared rounds whatever the horizon; beta_scale: factor on the released
@@ -65,10 +66,10 @@ class Billboard:
         if not (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0):
             raise config_error("rate", rate, "a share of rounds in (0, 1]")
         merged_rate = rate if merged_rate is None else merged_rate
-        if not (isinstance(merged_rate, (int, float)) and rate <= merged_rate <= 1.0):
-            raise config_error("merged_rate", merged_rate, f"a share in [rate = {rate}, 1]")
+        if not (isinstance(merged_rate, (int, float)) and 0.0 < merged_rate <= 1.0):
+            raise config_error("merged_rate", merged_rate, "a share of rounds in (0, 1]")
         self.streams, self.ridge, self.rate = streams, ridge, float(rate)
-        self.merged_rate, self.beta_scale = float(merged_rate), beta_scale
+        self.merged_rate, self.beta_scale = max(float(merged_rate), self.rate), beta_scale
         if cap is not None and not (isinstance(cap, int) and cap >= 1):
             raise config_error("cap", cap, "None or an integer >= 1 (records per unit)")
         self.cap = cap

@@ -24,10 +24,10 @@ class GuardPlan:
     level, miss: the clustering tests (`private.NoiseAwareClustering`);
     share: the fraction of the confidence failure probability given to the
     federated model (the own model keeps the rest); rate: the share of
-    rounds on the shared (released) track of a `Billboard`; merged_rate
-    (default: rate): the share for a unit whose released cluster spans other
-    parties; cap: records a unit shares at `rate` before it stops unless merged
-    (None: no cap); sampler: the noise sampler.
+    rounds on the shared (released) track of a `Billboard`; merged_rate:
+    the share for a unit whose released cluster spans other parties (the
+    larger of it and rate applies); cap: records a unit shares at `rate`
+    before it stops unless merged (None: no cap); sampler: the noise sampler.
     """
 
     epsilon: float
@@ -41,7 +41,7 @@ class GuardPlan:
     miss: float = 1e-3
     share: float = 0.1
     rate: float = 0.01
-    merged_rate: float | None = None
+    merged_rate: float = 0.2
     cap: int | None = 16
     sampler: Sampler | str | None = DEFAULT_SAMPLER
 
@@ -59,11 +59,8 @@ class GuardPlan:
             raise config_error("share", self.share, "a fraction in (0, 1)")
         if not (isinstance(self.rate, (int, float)) and 0.0 < self.rate <= 1.0):
             raise config_error("rate", self.rate, "a share of rounds in (0, 1]")
-        merged = self.rate if self.merged_rate is None else self.merged_rate
-        if not (isinstance(merged, (int, float)) and self.rate <= merged <= 1.0):
-            raise config_error("merged_rate", self.merged_rate,
-                               f"a share of rounds in [rate = {self.rate}, 1]")
-        set_(self, "merged_rate", float(merged))
+        if not (isinstance(self.merged_rate, (int, float)) and 0.0 < self.merged_rate <= 1.0):
+            raise config_error("merged_rate", self.merged_rate, "a share of rounds in (0, 1]")
         if self.cap is not None:
             set_(self, "cap", check_count("cap", self.cap, minimum=1))
         set_(self, "sampler", resolve_sampler(self.sampler))

@@ -160,10 +160,12 @@ def test_fclub_dc_replicates_are_their_separate_runs():
 def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separately():
     config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
               "environment": FCLUB_CONFIG["environment"]}
-    policy, env, _ = build_run("cdp-fclub-dc", config, SEEDS[0])
-    assert can_lockstep([policy], [env])  # the every-round schedule plays in lockstep
-    policy, env, _ = build_run("cdp-fclub-dc", {**config, "schedule": "fixed"}, SEEDS[0])
-    assert not can_lockstep([policy], [env])
+    raw = {**config, "act_on": "raw"}  # the paper's buffers: the every-round twin plays them
+    policy, env, _ = build_run("cdp-fclub-dc", raw, SEEDS[0])
+    assert can_lockstep([policy], [env])
+    for other in ({**raw, "schedule": "fixed"}, config):  # batches; acting on released data
+        policy, env, _ = build_run("cdp-fclub-dc", other, SEEDS[0])
+        assert not can_lockstep([policy], [env])
 
 
 def test_twins_are_registered_by_exact_class(monkeypatch):

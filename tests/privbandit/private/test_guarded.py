@@ -44,7 +44,7 @@ def test_without_merges_it_plays_exactly_club_per_server():
 
 def test_only_shared_rounds_reach_the_streams():
     horizon = 1_000
-    policy = _guarded(1.0, horizon, rate=0.3)
+    policy = _guarded(1.0, horizon, rate=0.3, cap=None)
     run(policy, _world(), horizon, 4)
     shared = policy.billboard.shared_rounds
     assert 200 < shared < 400  # about rate * horizon, by a public coin
@@ -62,7 +62,7 @@ def test_a_record_the_billboard_did_not_choose_is_refused():
 
 def test_at_a_large_epsilon_it_finds_the_clusters_and_uses_them():
     horizon = 6_000
-    policy = _guarded(1e6, horizon, resolution=0.5, rate=0.5)
+    policy = _guarded(1e6, horizon, resolution=0.5, rate=0.5, cap=None)
     result = run(policy, _world(), horizon, 5)
     truth = _world().true_clusters()
     same = truth[:, None] == truth[None, :]
