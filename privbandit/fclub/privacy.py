@@ -390,17 +390,17 @@ class CdpPlan:
                 summary=f"NOT {cdp}: the local partition is computed from raw user statistics "
                         "(the paper's rule); uploaded statistics and timing are private")
         if self.act_on == "raw":
-            return PrivacyStatement(
-                Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
-                is_float_safe(self.sampler), unit=RELATION, details=details,
-                summary=f"{cdp} (seed 000 Definition 1) over realised sequences only: local "
-                        "clusters act on raw buffers, so one changed reward moves later "
-                        "released records and the guarantee does NOT hold for the "
-                        "environment's data (docs/privacy_relations.md)")
-        return PrivacyStatement(
-            Relation.INTERACTIVE, self.epsilon, self.delta, "exact-gaussian",
-            is_float_safe(self.sampler), unit=INTERACTIVE_UNIT, details=details,
-            summary=f"{cdp} and ({self.epsilon:g}, {self.delta:g})-DP for one user-round's "
-                    "reward, actions adapting: local clusters act on synchronized noisy statistics "
-                    "only, every statistic leaving a local cluster is noised and all "
-                    "communication timing is post-processing")
+            relation, unit = Relation.CLUSTER, RELATION
+            summary = (f"{cdp} (seed 000 Definition 1) over realised sequences only: local "
+                       "clusters act on raw buffers, so one changed reward moves later "
+                       "released records and the guarantee does NOT hold for the "
+                       "environment's data (docs/privacy_relations.md)")
+        else:
+            relation, unit = Relation.INTERACTIVE, INTERACTIVE_UNIT
+            summary = (f"{cdp} and ({self.epsilon:g}, {self.delta:g})-DP for one user-round's "
+                       "reward, actions adapting: local clusters act on synchronized noisy "
+                       "statistics only, every statistic leaving a local cluster is noised and "
+                       "all communication timing is post-processing")
+        return PrivacyStatement(relation, self.epsilon, self.delta, "exact-gaussian",
+                                is_float_safe(self.sampler), unit=unit, details=details,
+                                summary=summary)
