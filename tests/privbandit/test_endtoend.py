@@ -85,3 +85,15 @@ def test_a_pair_reports_who_was_flipped():
     run_pair, hits = neighbour_pair("cdp-fclub-dc+", config("cdp-fclub-dc+", 1.0), 3, 7)
     run_pair(1)
     assert hits and hits[0]["round"] == 7 and hits[0]["user"] is not None
+
+
+@pytest.mark.parametrize("name", ["cdp-fclub-dc+", "cdp-fedc3ucb-h+"])
+def test_the_billboards_shared_rounds_release_the_flipped_record_only(name):
+    """At the defaults most rounds are local (a flip there releases nothing); with half the
+    rounds shared, some flips land on shared rounds and move exactly their own record."""
+    cfg = config(name, 8.0, rate=0.5, cap=10**6)
+    horizon = cfg["horizon"]
+    report = audit_entry(name, cfg, 3, (3, 9, 60, horizon // 2, horizon - 2))
+    assert report.verdict == "consistent", report.describe()
+    moved = [f.differing for f in report.findings]
+    assert max(moved) == 1 and 0 < report.worst.epsilon <= 8.0
