@@ -169,8 +169,8 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
             self._comm.record(UPLOAD, int(sent.size), int(sent.size) * self._msg, round=t)
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
         self._rebuild()
-        if self.active.any():
-            count = int(self.active.sum())
+        if self._merged.any():  # sent by released clusters alone
+            count = int(self._merged.sum())
             self._comm.record(DOWNLOAD, count, count * self._msg, round=t)
 
     def _rank(self, scores: np.ndarray) -> np.ndarray:

@@ -201,7 +201,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
         st = self.streams
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
         self._rebuild()
-        got = np.bincount(self.server[self.active], minlength=self.config.n_servers)
+        # the server sends mates' prefixes by released clusters alone (what a server then
+        # builds from them with its raw data is its own affair)
+        got = np.bincount(self.server[self._merged], minlength=self.config.n_servers)
         for s in np.flatnonzero(got):
             self._comm.record(DOWNLOAD, int(got[s]), int(got[s]) * self._msg, round=t,
                               sender=SERVER)
