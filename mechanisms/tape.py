@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.accountants import ExactGaussianAccountant
 from privbandit.accounting.errors import invalid
+from privbandit.accounting.events import GaussianEvent
 
 _ACTIVE: ContextVar[Tape | None] = ContextVar("privbandit_release_tape", default=None)
 
@@ -109,9 +111,6 @@ class PairLoss:
     def epsilon(self, delta: float) -> float:
         """epsilon at `delta`: the exact Gaussian-DP conversion plus the pure part (basic
         composition of the two)."""
-        from privbandit.accounting.accountants import ExactGaussianAccountant
-        from privbandit.accounting.events import GaussianEvent
-
         if self.mu == 0.0:
             return self.pure_epsilon
         if not math.isfinite(self.mu):

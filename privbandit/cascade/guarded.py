@@ -57,6 +57,7 @@ from ..private import (
     NoisyRidge,
     PartyStreams,
     ReleaseSchedule,
+    pooled_bias,
 )
 from .algorithm import IndependentCascadeUCB
 from .oracle import top_k_list
@@ -128,8 +129,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         scores = self.scores(items, u)
         if self.active[u]:
             fed = ucb_scores(self.fed_theta[u], self.fed_inv[u], items, self.fed_beta[u])
-            # the pooled estimate's bias: merged agents may differ by < the resolution
-            fed += self.plan.resolution * np.sqrt(np.einsum("kd,kd->k", items, items))
+            fed += pooled_bias(items, self.plan.resolution)
             np.minimum(scores, np.minimum(fed, 1.0, out=fed), out=scores)
         ranking = top_k_list(scores, self.list_len)
         self._last = (items, ranking)

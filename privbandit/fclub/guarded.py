@@ -75,6 +75,7 @@ from ..private import (
     NoiseAwareClustering,
     NoisyRidge,
     PartyStreams,
+    pooled_bias,
 )
 from .baselines import PerServer
 from .config import FclubConfig
@@ -155,9 +156,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
         own = self.own.policies[s].scores(items, int(self.own.local[user]))
         if self.active[user]:
             fed = ucb_scores(self.theta[user], self.inv[user], items, self.beta[user])
-            # merged users may differ by up to the merge test's resolution: the pooled
-            # estimate's bias, |x . (theta_pool - theta_u)| <= resolution ||x||
-            fed += self.plan.resolution * np.sqrt(np.einsum("kd,kd->k", items, items))
+            fed += pooled_bias(items, self.plan.resolution)
             np.minimum(own, fed, out=own)
         return int(np.argmax(own))
 

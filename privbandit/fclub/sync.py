@@ -137,6 +137,8 @@ class DelayedSync:
                  observer: Observer | None = None) -> None:
         self.dim, self.lam, self.radius, self.comm = dim, lam, radius, comm
         self.plan, self.observer = plan, observer
+        # the raw buffer drives decisions only without privacy or with the paper's act_on="raw"
+        self._acts_on_raw = plan is None or plan.act_on == "raw"
         self._ln_u, self._ln_d = math.log(upload), math.log(download)
         self._msg = (dim * dim + dim + 1) * 8
         self._log_lam = dim * math.log(lam)
@@ -202,14 +204,15 @@ class DelayedSync:
 
     # -- Algorithm 3: upload -------------------------------------------------------------
     def raw_buffer(self, c: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """(R, r, n): c's own raw data since its last upload, sum x x^T, sum y x, count."""
+        """(R, r, n): c's own raw data since its last upload, sum x x^T, sum y x, count (R
+        and r stay zero when the run acts on released data only: nothing reads them)."""
         return self.pend_s[c].copy(), self.pend_u[c].copy(), int(self.pend_n[c])
 
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
-        if self.plan is None or self.plan.act_on == "raw":  # else: act on released data only
+        if self._acts_on_raw:  # else: act on released data only, keep no raw buffer
             self.models.add(c, x, y)
-        self.pend_s[c] += np.multiply.outer(x, x)  # the arithmetic of the lockstep version
-        self.pend_u[c] += y * x
+            self.pend_s[c] += np.multiply.outer(x, x)  # the arithmetic of the lockstep version
+            self.pend_u[c] += y * x
         self.pend_n[c] += 1
         if self.plan is None:  # eq. 5 on the raw statistics: the non-private protocol
             if float(self.models.logdet[c] - self.logdet_s[c]) >= self._ln_u:
@@ -291,7 +294,7 @@ class DelayedSync:
         self.S[due], self.u[due], self.n_sync[due] = s, u, n
         self.s_down[due], self.u_down[due], self.n_down[due] = 0.0, 0.0, 0
         self.logdet_s[due] = self.logdet_g[k]  # S_c now equals S_g
-        if self.plan is not None and self.plan.act_on == "released":
+        if not self._acts_on_raw:
             self.models.set(due, s, u, n)
         else:
             self.models.set(due, s + self.pend_s[due], u + self.pend_u[due],

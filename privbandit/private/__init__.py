@@ -14,7 +14,13 @@
 """
 from .billboard import Billboard, BillboardError
 from .clustering import NoiseAwareClustering, clique_labels
-from .estimates import NoisyRidge, RidgeModel, applied_noise_bound, matrix_noise_bound
+from .estimates import (
+    NoisyRidge,
+    RidgeModel,
+    applied_noise_bound,
+    matrix_noise_bound,
+    pooled_bias,
+)
 from .plan import MECHANISMS, GuardPlan
 from .reports import GuardedReports
 from .schedule import SCHEDULES, ReleaseSchedule, release_schedule
@@ -23,4 +29,4 @@ from .streams import PartyStreams
 __all__ = ["MECHANISMS", "SCHEDULES", "Billboard", "BillboardError", "GuardPlan",
            "GuardedReports", "NoiseAwareClustering", "NoisyRidge", "PartyStreams",
            "ReleaseSchedule", "RidgeModel", "applied_noise_bound", "clique_labels",
-           "matrix_noise_bound", "release_schedule"]
+           "matrix_noise_bound", "pooled_bias", "release_schedule"]

@@ -61,6 +61,13 @@ def applied_noise_bound(variance: float, dim: int, failure: float, theta_bound: 
     return scale * (math.sqrt(dim + 1.0) + 2.0 * math.sqrt(math.log(1.0 / failure)))
 
 
+def pooled_bias(items: np.ndarray, resolution: float) -> np.ndarray:
+    """resolution ||x_k|| for (K, d) items: the bias of a model pooled over units whose
+    preferences differ by less than the merge tests' resolution (exact when their data are
+    alike; a matrix-weighted average can reach further)."""
+    return resolution * np.sqrt(np.einsum("kd,kd->k", items, items))
+
+
 @dataclass(frozen=True)
 class RidgeModel:
     """A ridge estimate from noisy statistics: M, M^-1, theta = M^-1 b, b and its radius."""
