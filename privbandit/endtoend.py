@@ -83,18 +83,29 @@ class FlippedReward:
         return sums
 
 
-def neighbour_pair(name: str, config: dict[str, Any], seed: Any, at: int,
-                   agent: int = 0) -> tuple[Callable[[int], Any], list[dict[str, Any]]]:
-    """`run(which)`: entry `name` on its world (0) or the neighbour flipped at `at` (1),
-    each built afresh from the same seed; and a list that receives what was flipped."""
+def setup(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """(world, play) of entry `name`'s run on `config` and `seed`: `play(world)` plays the
+    run on `world`, which a caller may patch first (a neighbour, planted rewards)."""
+    return _buildable(name).build(dict(config), seed_sequence(seed))
+
+
+def _buildable(name: str) -> Any:
     entry = get_algorithm(name)
     if entry.build is None:
         raise config_error("algorithm", name, "an entry that declares how to build its run "
                            "(AlgorithmEntry.build)")
+    return entry
+
+
+def neighbour_pair(name: str, config: dict[str, Any], seed: Any, at: int,
+                   agent: int = 0) -> tuple[Callable[[int], Any], list[dict[str, Any]]]:
+    """`run(which)`: entry `name` on its world (0) or the neighbour flipped at `at` (1),
+    each built afresh from the same seed; and a list that receives what was flipped."""
+    _buildable(name)  # fails early
     hits: list[dict[str, Any]] = []
 
     def run(which: int) -> Any:
-        env, play = entry.build(dict(config), seed_sequence(seed))
+        env, play = setup(name, config, seed)
         if which:
             flip = FlippedReward(env, at, agent)
             result = play(env)
@@ -107,8 +118,7 @@ def neighbour_pair(name: str, config: dict[str, Any], seed: Any, at: int,
 
 def claimed(name: str, config: dict[str, Any], seed: Any) -> tuple[float | None, float, Any]:
     """(epsilon claimed under the interactive relation or None, delta, statement)."""
-    entry = get_algorithm(name)
-    env, play = entry.build(dict(config), seed_sequence(seed))
+    env, play = setup(name, config, seed)
     statement = play(env).privacy
     eps = statement.epsilon if statement.relation is Relation.INTERACTIVE else None
     return eps, statement.delta or 1e-5, statement
