@@ -20,6 +20,7 @@ import numpy as np
 from privbandit.anonymous import AnonymousBaSE, AnonymousExploreThenCommit
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
 from privbandit.mechanisms.anonymous import elicit_feedback
+from privbandit.runtime import play_algorithm
 
 N, K, C, U = 100, 5, 5, 20
 BUDGET = 30.0
@@ -56,7 +57,7 @@ def main() -> None:
     print(f"N={N} K={K} C={C} U={U} T={args.rounds} seed={args.seed}")
     for name, alg in algorithms.items():
         started = time.perf_counter()
-        result = alg.run(env, np.random.default_rng(args.seed))
+        result = play_algorithm(alg, env, np.random.default_rng(args.seed))
         seconds = time.perf_counter() - started
         calls = result.comm["rounds"] // (2 * C + 2)
         floor = elicitation_floor(env, calls, args.seed)

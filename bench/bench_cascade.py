@@ -4,7 +4,7 @@ Setting: |U| = 40 users, J = 10 clusters, d = 20, 200 items per round, lists
 of K = 4, T = 10^6 rounds (the paper's synthetic experiment), default
 parameters of `privbandit.cascade.study`.
 
-- the run: `run_cascade("fedc3ucb-h", ...)`, i.e. the environment (contexts
+- the run: the "fedc3ucb-h" entry's `run`, i.e. the environment (contexts
   drawn in blocks) and the policy driven by `privbandit.run`; target:
   under 3 minutes;
 - the same run with `prefetch=True` (blocks of rounds drawn on a second
@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from privbandit.cascade import LocalBuffers, fedc3ucb_h
-from privbandit.cascade.study import build_environment, run_cascade
+from privbandit.cascade.study import build_environment
 from privbandit.registry import get_algorithm
 from privbandit.runtime import seed_streams
 
@@ -45,7 +45,7 @@ def timed(fn):
 
 def environment_only(rounds: int, seed: np.random.SeedSequence):
     """The environment's own cost: observe and act with a fixed list, nothing kept."""
-    env = build_environment(SETTING, seed)
+    env = build_environment(SETTING, seed_streams(seed)["world"])
     env.reset(seed_streams(seed)["rounds"])
     action = np.arange(env.list_len)
 
@@ -59,7 +59,7 @@ def environment_only(rounds: int, seed: np.random.SeedSequence):
 
 def recorded_rounds(count: int, seed: np.random.SeedSequence) -> list:
     """`count` rounds (user, items copy, feedback) to replay to the policy alone."""
-    env = build_environment(SETTING, seed)
+    env = build_environment(SETTING, seed_streams(seed)["world"])
     env.reset(seed_streams(seed)["rounds"])
     action = np.arange(env.list_len)
     records = []
@@ -130,9 +130,9 @@ def main() -> None:
     comm_lemma, _, lemma_cpu = policy_only(records, args.ref_rounds, args.rounds, fresh=False)
     comm_fresh, _, fresh_cpu = policy_only(records, args.ref_rounds, args.rounds, fresh=True)
     config = {"horizon": args.rounds, "environment": dict(SETTING)}
-    result, wall, cpu = timed(lambda: run_cascade("fedc3ucb-h", config, seed))
+    result, wall, cpu = timed(lambda: get_algorithm("fedc3ucb-h").run(config, seed))
     piped, pipe_wall, pipe_cpu = timed(
-        lambda: run_cascade("fedc3ucb-h", config, seed, prefetch=True))
+        lambda: get_algorithm("fedc3ucb-h").run({**config, "prefetch": True}, seed))
     if piped.total_regret != result.total_regret:
         raise SystemExit(f"prefetch changed the run: {piped.total_regret} != {result.total_regret}")
 

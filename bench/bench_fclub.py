@@ -57,7 +57,6 @@ import numpy as np
 from privbandit.comm import UPLOAD, CommLog
 from privbandit.envs import Environment, Outcome, Round, seed000_environment
 from privbandit.fclub import make_policy
-from privbandit.fclub.study import run_algorithm
 from privbandit.policies import LinUCB
 from privbandit.policies.base import Policy
 from privbandit.registry import get_algorithm
@@ -334,7 +333,7 @@ def private_cost(horizon: int, epsilon: float, seed: int, repeats: int) -> dict[
         cpu = {}
         for name, config in configs.items():
             start = time.process_time()
-            run_algorithm(name, config, seed)
+            get_algorithm(name).run(config, seed)
             cpu[name] = time.process_time() - start
         ratios.append(cpu["fclub-dc"] / cpu["cdp-fclub-dc+"])
         print(f"cdp-fclub-dc+ {horizon / cpu['cdp-fclub-dc+']:8.0f} rounds per CPU second, "

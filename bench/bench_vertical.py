@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinUCB  # noqa: E402
 from privbandit.runtime import seed_streams  # noqa: E402
-from privbandit.vertical import VerticalFederation, mask_stream  # noqa: E402
+from privbandit.vertical import VerticalFederation  # noqa: E402
 from privbandit.vertical.ties import TieTolerant  # noqa: E402
 
 D, M, BETA, SEED = 100, 5, 0.5, 0
@@ -75,7 +75,8 @@ def measure(n_items: int, horizon: int, sealed: bool, dim: int = D) -> dict[str,
         np.cumsum(split.widths)[:-1], axis=1)]
 
     feds = {mode: VerticalFederation(split, TieTolerant(LinUCB(dim, beta=BETA)),
-                                     rng=mask_stream(SEED), seal_traffic=mode == "sealed")
+                                     rng=seed_streams(SEED)["secrets"],
+                                     seal_traffic=mode == "sealed")
             for mode in modes}
     spent = dict.fromkeys(("linucb", "floor", *modes), 0.0)
     rng = seed_streams(SEED)["policy"]  # LinUCB draws nothing from it

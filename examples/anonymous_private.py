@@ -18,6 +18,7 @@ import numpy as np
 
 from privbandit.anonymous import AnonymousBaSE
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
+from privbandit.runtime import play_algorithm
 
 N, K, C, U = 100, 5, 5, 20
 EPSILONS = (None, 5.0, 2.0, 1.0, 0.5)
@@ -39,7 +40,7 @@ def main() -> None:
         for seed in range(args.seeds):
             means = clustered_means(N, K, U, np.random.default_rng(seed))
             env = AnonymousBanditEnv(means, C, laplace_epsilon=epsilon)
-            result = alg.run(env, np.random.default_rng(seed), seed)
+            result = play_algorithm(alg, env, np.random.default_rng(seed), seed)
             regret.append(result.total_regret)
             rounds.append(result.comm["rounds"])
             spent.append(result.ledgers[0]["epsilon_spent"] if result.ledgers else float("nan"))

@@ -39,6 +39,7 @@ import numpy as np  # noqa: E402
 
 from privbandit.anonymous import AnonymousBaSE, AnonymousExploreThenCommit  # noqa: E402
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means  # noqa: E402
+from privbandit.runtime import play_algorithm  # noqa: E402
 
 N, K, C, U = 100, 5, 5, 20
 
@@ -65,7 +66,8 @@ def run_all(seeds: int, horizons: list[int]) -> dict[str, np.ndarray]:
         for h, horizon in enumerate(horizons):
             for name, make in ALGORITHMS.items():
                 env = AnonymousBanditEnv(means, C)
-                result = make(horizon).run(env, np.random.default_rng([seed, horizon]), seed)
+                result = play_algorithm(make(horizon), env, np.random.default_rng([seed, horizon]),
+                                        seed)
                 regret[name][seed, h] = result.total_regret
         print(f"seed {seed} done in {time.perf_counter() - start:.1f} s", flush=True)
     return regret

@@ -17,6 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from privbandit.runtime import play_algorithm  # noqa: E402
+
 POINTS = 200  # points kept per cumulative-regret curve
 
 
@@ -62,7 +64,7 @@ def sweep(label: str, make_env, make_algo, seeds: int, horizon: int) -> Sweep:
     for seed in range(seeds):
         env_rng, run_rng = streams(seed)
         env = make_env(env_rng)
-        result = make_algo().run(env, run_rng)
+        result = play_algorithm(make_algo(), env, run_rng)
         cum = result.cumulative_regret() / env.n_users
         regrets.append(cum[-1])
         costs.append(result.comm["cost"])

@@ -22,9 +22,15 @@ import numpy as np
 from fedmab_common import POINTS, Sweep, parse_args, plot_curves, report_order, streams, sweep
 
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
-from privbandit.fedmab import CDPMAB, DDPMAB, HDPMAB, disjoint_union, ring
+from privbandit.fedmab import CDPMAB, DDPMAB, HDPMAB, FedMABRun, disjoint_union, ring
+from privbandit.runtime import play
 
 EPS = 1.0
+
+
+def _simulate(algorithm, env, rng) -> FedMABRun:
+    protocol = algorithm.protocol(env)
+    return FedMABRun.of(protocol, play(protocol, env, algorithm.horizon, rng=rng))
 
 
 def small_het(rng):
@@ -46,7 +52,7 @@ def single_agent(label: str, make_env, seeds: int, horizon: int) -> Sweep:
         per_agent = []
         for i, gen in enumerate(run_rng.spawn(env.n_users)):
             alone = MultiAgentBernoulliMAB(env.means[i:i + 1])
-            arms = CDPMAB(EPS, horizon).simulate(alone, gen).round_arms()[:, 0]
+            arms = _simulate(CDPMAB(EPS, horizon), alone, gen).round_arms()[:, 0]
             per_agent.append(np.cumsum(env.gaps[arms]))
         cum = np.mean(per_agent, axis=0)
         finals.append(cum[-1])

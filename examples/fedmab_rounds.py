@@ -23,6 +23,7 @@ import numpy as np
 
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
 from privbandit.fedmab import CDPMAB, RoundsBelowBoundWarning, rounds_bound
+from privbandit.runtime import play_algorithm
 
 GRID = ((2, 10), (5, 10), (10, 100), (50, 100))
 EPSILON = 1.0
@@ -37,7 +38,8 @@ def per_agent_regret(agents: int, arms: int, horizon: int, seeds: int, rounds) -
         env = MultiAgentBernoulliMAB(means, n_users=agents)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RoundsBelowBoundWarning)
-            result = CDPMAB(EPSILON, horizon, rounds=rounds).run(env, np.random.default_rng(run_ss))
+            result = play_algorithm(CDPMAB(EPSILON, horizon, rounds=rounds), env,
+                                    np.random.default_rng(run_ss))
         out[seed] = result.total_regret / agents
     return out
 

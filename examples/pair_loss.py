@@ -24,9 +24,8 @@ import numpy as np
 from privbandit.audits.environment import audit_pairs
 from privbandit.endtoend import FlippedReward, neighbour_pair
 from privbandit.fclub.guarded import GuardedFederatedClub
-from privbandit.fclub.study import build_run
 from privbandit.registry import get_algorithm
-from privbandit.runtime import run, seed_sequence
+from privbandit.runtime import run
 from privbandit.schema import defaults
 
 
@@ -50,11 +49,11 @@ def config(name: str, horizon: int, epsilon: float, **params) -> dict:
 
 def control_pair(cfg: dict, seed: int, at: int):
     def play(which: int):
-        policy, env, horizon = build_run("cdp-fclub-dc+", dict(cfg), seed_sequence(seed))
-        leaky = RecordLevelGuarded(policy.config, policy.plan)
+        built = get_algorithm("cdp-fclub-dc+").setup(cfg, seed)
+        leaky = RecordLevelGuarded(built.protocol.config, built.protocol.plan)
         if which:
-            FlippedReward(env, at)
-        return run(leaky, env, horizon, seed_sequence(seed))
+            FlippedReward(built.env, at)
+        return run(leaky, built.env, built.horizon, seed)
     return play
 
 

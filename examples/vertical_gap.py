@@ -28,8 +28,8 @@ import numpy as np
 
 from privbandit.envs.vertical import FeatureSplit, seed003_environment
 from privbandit.policies import LinUCB
-from privbandit.runtime import seed_streams
-from privbandit.vertical import run_centralized, run_partial_local
+from privbandit.runtime import run, run_setup, seed_streams
+from privbandit.vertical import partial_local_setup
 
 M, K, BETA = 5, 10, 0.5
 DIMS, SHARES, NOISES = (20, 100), (0.2, 0.5, 0.8), (0.05, 0.5)
@@ -60,9 +60,9 @@ def gap(dim: int, share: float, noise: float, horizon: int, seeds: int) -> np.nd
     for seed in range(seeds):
         world = seed003_environment(dim, K, rng=seed_streams(seed)["world"], noise_var=noise)
         split = FeatureSplit.with_active_share(dim, M, share)
-        full = run_centralized(LinUCB(dim, beta=BETA), world, horizon, seed).total_regret
-        part = run_partial_local(LinUCB(split.widths[0], beta=BETA), world, split, horizon,
-                                 seed).total_regret
+        full = run(LinUCB(dim, beta=BETA), world, horizon, seed).total_regret
+        part = run_setup(partial_local_setup(LinUCB(split.widths[0], beta=BETA), world, split,
+                                             horizon), seed).total_regret
         out[seed] = part / full
     return out
 
@@ -73,13 +73,13 @@ def theta_curves(horizon: int, seeds: int, every: int) -> dict[str, np.ndarray]:
         world = seed003_environment(dim, K, rng=seed_streams(seed)["world"])
         th = truth(dim, seed)
         full = ThetaError(dim, th, every)
-        run_centralized(full, world, horizon, seed)
+        run(full, world, horizon, seed)
         curves["full"].append(full.errors)
         for share in (0.2, 0.8):
             split = FeatureSplit.with_active_share(dim, M, share)
             d0 = split.widths[0]
             part = ThetaError(d0, th[:d0], every)
-            run_partial_local(part, world, split, horizon, seed)
+            run_setup(partial_local_setup(part, world, split, horizon), seed)
             curves[f"partial-{share}"].append(part.errors)
     return {k: np.array(v) for k, v in curves.items()}
 

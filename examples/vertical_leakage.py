@@ -34,9 +34,9 @@ from privbandit.audits.attacks.masks import skewed_contexts  # noqa: E402
 from privbandit.envs import LinearUsersEnv, PoolItems  # noqa: E402
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinUCB  # noqa: E402
-from privbandit.runtime import seed_streams  # noqa: E402
+from privbandit.runtime import run_setup, seed_streams  # noqa: E402
 from privbandit.vertical.leakage import (  # noqa: E402
-    collect_traffic,
+    TrafficRecorder,
     gram_error,
     known_plaintext_curve,
     pca_curve,
@@ -46,10 +46,17 @@ from privbandit.vertical.leakage import (  # noqa: E402
 SEED = 0
 
 
+def collect_traffic(policy, env, rounds: int):
+    """Passive party 1's traffic of one run of the protocol on `env`."""
+    recorder = TrafficRecorder(policy, env, rounds, seed_streams(SEED)["secrets"], party=1)
+    run_setup(recorder.setup, SEED)
+    return recorder.traffic()
+
+
 def synthetic_world(rounds: int):
     world = seed003_environment(100, 10, rng=seed_streams(SEED)["world"])
     env = VerticalSplit(world, FeatureSplit.equal(100, 5))
-    return env, collect_traffic(LinUCB(100, beta=0.5), env, rounds, SEED, party=1)
+    return env, collect_traffic(LinUCB(100, beta=0.5), env, rounds)
 
 
 def skewed_world(rounds: int):
@@ -62,7 +69,7 @@ def skewed_world(rounds: int):
     world = LinearUsersEnv(theta / np.linalg.norm(theta), PoolItems(pool, 10), reward="gaussian",
                            noise_sd=0.2, name="skewed-features")
     env = VerticalSplit(world, FeatureSplit.equal(30, 3))
-    return env, collect_traffic(LinUCB(30, beta=0.5), env, rounds, SEED, party=1)
+    return env, collect_traffic(LinUCB(30, beta=0.5), env, rounds)
 
 
 def table(title: str, rows) -> None:

@@ -34,8 +34,8 @@ import numpy as np  # noqa: E402
 
 from privbandit.envs.vertical import FeatureSplit, VerticalSplit, seed003_environment  # noqa: E402
 from privbandit.policies import LinTS, LinUCB, Policy  # noqa: E402
-from privbandit.runtime import seed_streams  # noqa: E402
-from privbandit.vertical import run_centralized, run_partial_local, run_vertical  # noqa: E402
+from privbandit.runtime import run, run_setup, seed_streams  # noqa: E402
+from privbandit.vertical import partial_local_setup, vertical_setup  # noqa: E402
 from privbandit.vertical.ties import TieTolerant  # noqa: E402
 
 D, K, M = 100, 10, 5
@@ -74,9 +74,10 @@ def one_seed(seed: int, horizon: int, seal: bool) -> dict[str, np.ndarray]:
     curves: dict[str, np.ndarray] = {}
     for family, make in (("ucb", ucb), ("ts", ts)):
         central, vertical = Recorded(make(D)), Recorded(make(D))
-        full = run_centralized(central, world, horizon, seed)
-        vf = run_vertical(vertical, VerticalSplit(world, FeatureSplit.equal(D, M)), horizon, seed,
-                          seal_traffic=seal)
+        full = run(central, world, horizon, seed)
+        vf = run_setup(vertical_setup(vertical, VerticalSplit(world, FeatureSplit.equal(D, M)),
+                                      horizon, seed_streams(seed)["secrets"], seal_traffic=seal),
+                       seed)
         curves[f"{family}:full"] = full.cumulative_regret()
         curves[f"{family}:vf"] = vf.cumulative_regret()
         curves[f"{family}:mismatch"] = np.array(
@@ -85,7 +86,8 @@ def one_seed(seed: int, horizon: int, seal: bool) -> dict[str, np.ndarray]:
         curves[f"{family}:maxdiff"] = np.array([np.max(np.abs(full.regret - vf.regret))])
         for ratio in RATIOS:
             split = FeatureSplit.with_active_share(D, M, ratio)
-            part = run_partial_local(make(split.widths[0]), world, split, horizon, seed)
+            part = run_setup(partial_local_setup(make(split.widths[0]), world, split, horizon),
+                             seed)
             curves[f"{family}:partial-{ratio}"] = part.cumulative_regret()
     return curves
 

@@ -20,9 +20,8 @@ import numpy as np
 from privbandit.accounting.statement import Relation
 from privbandit.audits.environment import EnvironmentAuditReport, audit_pairs
 
-from .errors import config_error
 from .registry import get_algorithm
-from .runtime import seed_sequence
+from .runtime import play_setup, seed_int, seed_sequence, seed_streams
 
 
 class FlippedReward:
@@ -83,25 +82,24 @@ class FlippedReward:
         return sums
 
 
-def setup(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Callable[[Any], Any]]:
+def setup(name: str, config: dict[str, Any], seed: Any, coins: int | None = None
+          ) -> tuple[Any, Callable[[Any], Any]]:
     """(world, play) of entry `name`'s run on `config` and `seed`: `play(world)` plays the
-    run on `world`, which a caller may patch first (a neighbour, planted rewards)."""
-    return _buildable(name).build(dict(config), seed_sequence(seed))
-
-
-def _buildable(name: str) -> Any:
-    entry = get_algorithm(name)
-    if entry.build is None:
-        raise config_error("algorithm", name, "an entry that declares how to build its run "
-                           "(AlgorithmEntry.build)")
-    return entry
+    run on `world`, which a caller may patch first (a neighbour, planted rewards).
+    `coins` (an int) replaces the run's "policy" stream -- the algorithm's coins and
+    privacy noise -- while the world and the round stream stay those of `seed`."""
+    streams = seed_streams(seed)
+    if coins is not None:
+        streams["policy"] = np.random.default_rng(seed_sequence(coins))
+    built = get_algorithm(name).setup(config, seed, streams)
+    return built.env, lambda world: play_setup(built.on(world), streams, seed_int(seed))
 
 
 def neighbour_pair(name: str, config: dict[str, Any], seed: Any, at: int,
                    agent: int = 0) -> tuple[Callable[[int], Any], list[dict[str, Any]]]:
     """`run(which)`: entry `name` on its world (0) or the neighbour flipped at `at` (1),
     each built afresh from the same seed; and a list that receives what was flipped."""
-    _buildable(name)  # fails early
+    get_algorithm(name)  # fails early on an unknown name
     hits: list[dict[str, Any]] = []
 
     def run(which: int) -> Any:

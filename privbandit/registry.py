@@ -1,17 +1,23 @@
 """The algorithm registry: how a study finds an algorithm by name.
 
 Each algorithm family registers one entry per algorithm from its own
-`study` module with `register_algorithm`.  A study entry runs one
-configuration on one seed: `run(config, seed) -> RunResult`, where `config`
-holds `horizon`, `environment` (the study's settings for the keys the entry
-declares, defaults filled) and every declared parameter (given, from a
-preset, or its default; `epsilon`, `delta`, `calibration`, `sampler` for
-private algorithms), and `seed` is a `numpy.random.SeedSequence`.
+`study` module with `register_algorithm`.  An entry *builds* a run and
+never plays it: `build(config, streams) -> runtime.Setup` (the protocol and
+the world it plays), where `config` holds `horizon`, `environment` (the
+study's settings for the keys the entry declares, defaults filled) and every
+declared parameter (given, from a preset, or its default; `epsilon`,
+`delta`, `calibration`, `sampler` for private algorithms), and `streams` are
+the run seed's generators (`runtime.seed_streams`: "world" for the hidden
+world, "secrets" for what a protocol holds secretly; "rounds" and "policy"
+belong to the runner).  The runner (`AlgorithmEntry.run`, `run_seeds`, the
+study runner) derives the streams, plays the setup -- in lockstep for
+several seeds when the protocol's class has a batched twin -- and records
+the seed.
 
 An entry declares its parameters and environment keys (`privbandit.schema.Param`:
 name, type, default, allowed values, one line of doc) and may declare named
 presets (e.g. "paper": the paper's settings); the study parser validates every
-table against them, so the run function reads its keys without fallbacks.
+table against them, so `build` reads its keys without fallbacks or re-checks.
 Registration modules are imported lazily, so `privbandit` imports fast.
 Your own algorithms join a study the same way: register them in a module and
 name it in the environment variable `PRIVBANDIT_ALGORITHMS` (comma-separated
@@ -29,7 +35,9 @@ from privbandit.accounting.errors import require_extra
 
 from .errors import config_error
 from .privacy import SAMPLERS
-from .schema import REQUIRED, Param, by_name, check_table, defaults
+from .result import RunResult
+from .runtime import Setup, play_setup, run_setups, runs_in_lockstep, seed_int, seed_streams
+from .schema import REQUIRED, CheckedConfig, Param, by_name, check_table, defaults, fill
 
 # Modules whose import registers algorithms (one per algorithm family).
 REGISTRATION_MODULES: tuple[str, ...] = (
@@ -123,25 +131,19 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
 class AlgorithmEntry:
     """One registered algorithm.
 
-    name: the key studies use; run: `(config, seed) -> RunResult`; private:
-    whether it takes a privacy budget (`epsilon`, and `delta` when
-    `needs_delta`); calibrations: the noise calibrations it offers; params:
-    its parameters (`Param`s; a private entry that declares no `epsilon` gets
+    name: the key studies use; build: `(config, streams) -> runtime.Setup` (see the
+    module docstring); private: whether it takes a privacy budget (`epsilon`, and
+    `delta` when `needs_delta`); calibrations: the noise calibrations it offers;
+    params: its parameters (`Param`s; a private entry that declares no `epsilon` gets
     `privacy_params` first); environment: the `[environment]` keys it reads;
     presets: named parameter values (e.g. "paper"); description: one line for
-    listings; lockstep: optional `(config, seeds) -> [RunResult]`, the runs
-    of several seeds of one configuration in one vectorized pass, each equal
-    to `run(config, seed)` (`runtime.lockstep`); studies use it when present;
-    extras: `(module, extra)` pairs its runs import, checked when a study names it;
-    build: optional `(config, seed) -> (environment, play)`, the run split in two:
-    `play(environment)` is `run(config, seed)` on that environment, so an audit can
-    hand it a neighbouring one (`privbandit.endtoend`).
-    reads: optional `settings -> keys`, the declared environment keys it reads
-    given a study's settings (e.g. only its world setting's), default all.
+    listings; extras: `(module, extra)` pairs its runs import, checked when a study
+    names it; reads: optional `settings -> keys`, the declared environment keys it
+    reads given a study's settings (e.g. only its world setting's), default all.
     """
 
     name: str
-    run: Callable[[dict[str, Any], Any], Any]
+    build: Callable[[dict[str, Any], dict[str, Any]], Setup]
     private: bool = False
     needs_delta: bool = False
     calibrations: tuple[str, ...] = ()
@@ -149,9 +151,7 @@ class AlgorithmEntry:
     environment: tuple[Param, ...] = ()
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
-    lockstep: Callable[[dict[str, Any], list[Any]], list[Any]] | None = None
     extras: tuple[tuple[str, str], ...] = ()
-    build: Callable[[dict[str, Any], Any], tuple[Any, Callable[[Any], Any]]] | None = None
     reads: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
@@ -167,6 +167,52 @@ class AlgorithmEntry:
         object.__setattr__(self, "environment", tuple(self.environment))
         for preset, values in self.presets.items():
             check_table(f"preset {preset!r} of {self.name}", values, params)
+
+    def setup(self, config: dict[str, Any], seed: Any,
+              streams: dict[str, Any] | None = None) -> Setup:
+        """The run of `config` on `seed`, built (`streams`: the seed's, when the caller
+        derived them already)."""
+        if not isinstance(config, CheckedConfig):
+            config = self.check(config)
+        built = self.build(dict(config), seed_streams(seed) if streams is None else streams)
+        if not isinstance(built, Setup):
+            raise config_error(f"{self.name}'s build", built, "a runtime.Setup")
+        return built
+
+    def check(self, config: dict[str, Any]) -> CheckedConfig:
+        """`config` (a direct caller's) checked against the declarations, defaults filled:
+        every parameter declared and allowed, required ones given, "horizon" given, the
+        environment's keys declared."""
+        if not isinstance(config, dict):
+            raise config_error(f"{self.name} config", config, "a dict of parameters with "
+                               "'horizon' and optionally 'environment'")
+        params = {k: v for k, v in config.items() if k not in ("horizon", "environment")}
+        if "horizon" not in config:
+            raise config_error("horizon", None, "an integer >= 1 in the run's config")
+        given = check_table(f"[algorithm.params] of {self.name}", params, self.params)
+        missing = [p.name for p in self.params if p.required and p.name not in given]
+        if missing:
+            raise config_error(f"{self.name} config", sorted(params),
+                               f"values for the required keys {missing}")
+        environment = check_table("[environment]", config.get("environment") or {},
+                                  self.environment, where="environment")
+        return CheckedConfig(fill(given, self.params), horizon=config["horizon"],
+                             environment=fill(environment, self.environment))
+
+    def run(self, config: dict[str, Any], seed: Any) -> RunResult:
+        """Build and play one run of `config` on `seed` (an int or a SeedSequence)."""
+        streams = seed_streams(seed)
+        return play_setup(self.setup(config, seed, streams), streams, seed_int(seed))
+
+    def run_seeds(self, config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
+        """`run(config, seed)` for each seed: in lockstep when the built runs allow it
+        (`runtime.run_setups`), with the same results."""
+        return run_setups([self.setup(config, seed) for seed in seeds], seeds)
+
+    def runs_in_lockstep(self, config: dict[str, Any], seed: Any) -> bool:
+        """Whether `run_seeds` of `config` plays its seeds in lockstep (judged on `seed`'s
+        run: the protocol's class has a batched twin that plays it, the world stacks)."""
+        return runs_in_lockstep([self.setup(config, seed)])
 
     def reads_environment(self, settings: dict[str, Any]) -> set[str]:
         """The `[environment]` keys this entry reads when a study sets `settings`."""

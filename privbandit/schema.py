@@ -166,6 +166,12 @@ def check_table(table: str, values: Mapping[str, Any], params: Iterable[Param],
     return {k: declared[k].check(v, where or table.strip('[]')) for k, v in values.items()}
 
 
+class CheckedConfig(dict):
+    """A run's config (parameters, "horizon", "environment") already checked against its
+    entry's declarations and filled with their defaults: what a study's runs carry
+    (`studies.spec.RunSpec.config`), so an entry never checks it again."""
+
+
 def fill(values: Mapping[str, Any], params: Iterable[Param]) -> dict[str, Any]:
     """Every declared key: the value given, else the default (required keys must be given)."""
     out = {}

@@ -39,8 +39,6 @@ from privbandit.accounting.validation import check_count, check_positive
 
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
-from ..result import RunResult
-from ..runtime import play
 from .batched_elimination import BatchedElimination
 from .decompositions import (
     DECOMPOSITIONS,
@@ -159,10 +157,10 @@ class AnonymousBaSE:
             "base_horizon": self.base_horizon,
         }
 
-    def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
-            ) -> RunResult:
-        """Play T rounds on `env` with the one run loop; all randomness from `rng`."""
-        return play(BaSEProtocol(self), env, self.horizon, rng=rng, seed=seed)
+    def protocol(self, env: AnonymousBanditEnv | None = None) -> BaSEProtocol:
+        """This algorithm as a protocol of the run loop (`privbandit.runtime.play_algorithm`;
+        all randomness from the run's `rng`); `env` is checked when the run starts."""
+        return BaSEProtocol(self)
 
 
 class BaSEProtocol(ElicitingProtocol):

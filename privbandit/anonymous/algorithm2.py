@@ -29,8 +29,6 @@ import numpy as np
 from privbandit.accounting.validation import check_count, check_positive
 
 from ..envs.anonymous import AnonymousBanditEnv
-from ..result import RunResult
-from ..runtime import play
 from .algorithm1 import _check_threshold
 from .errors import HorizonTooShortError, assumption_error
 from .runtime import ElicitingProtocol, Elicitor, Timeline, check_env, private_ledger
@@ -83,10 +81,10 @@ class AnonymousExploreThenCommit:
             "exploration_rounds": self.exploration_rounds, "phases": self.phases,
         }
 
-    def run(self, env: AnonymousBanditEnv, rng: np.random.Generator, seed: int | None = None
-            ) -> RunResult:
-        """Play T rounds on `env` with the one run loop; all randomness from `rng`."""
-        return play(ExploreThenCommitProtocol(self), env, self.horizon, rng=rng, seed=seed)
+    def protocol(self, env: AnonymousBanditEnv | None = None) -> ExploreThenCommitProtocol:
+        """This algorithm as a protocol of the run loop (`privbandit.runtime.play_algorithm`;
+        all randomness from the run's `rng`); `env` is checked when the run starts."""
+        return ExploreThenCommitProtocol(self)
 
 
 class ExploreThenCommitProtocol(ElicitingProtocol):

@@ -9,18 +9,17 @@
 Environment settings (`[environment]`, declared in `ENVIRONMENT`): `users` (N,
 default 100), `arms` (K, 5), `threshold` (C, 5), `cluster_size` (U, 20).
 Parameters: `grid`, `batches`, `gamma`, `fill` (Algorithm 1, `ALGORITHM1`),
-`explore_constant` (Algorithm 2, `ETC`).  The environment's and the algorithm's streams
-are the first and second children of the run's seed, so every algorithm of a
-seed index plays the same users.
+`explore_constant` (Algorithm 2, `ETC`).  The users' means come from the run seed's
+"world" stream, so every algorithm of a seed index plays the same users; the
+runner plays the algorithm with the "policy" stream.
 """
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..envs.anonymous import AnonymousBanditEnv, clustered_means
 from ..registry import AlgorithmEntry, register_algorithm
+from ..runtime import Setup
 from ..schema import Param, fill
 from .algorithm1 import FILLS, AnonymousBaSE
 from .algorithm2 import AnonymousExploreThenCommit
@@ -44,33 +43,33 @@ ETC = (Param("explore_constant", float, 0.3, "exploration constant (the paper's 
              range="(0, inf)"),)
 
 
-def _setup(config: dict[str, Any], seed: np.random.SeedSequence, epsilon: float | None):
-    env_seed, alg_seed = seed.spawn(2)
+def _world(config: dict[str, Any], streams: dict[str, Any], epsilon: float | None):
+    """The users' clustered means from the "world" stream, and (N, K, C, U)."""
     s = fill(config.get("environment", {}), ENVIRONMENT)
     n, k, c, u = s["users"], s["arms"], s["threshold"], s["cluster_size"]
-    means = clustered_means(n, k, u, np.random.default_rng(env_seed))
-    env = AnonymousBanditEnv(means, c, laplace_epsilon=epsilon)
-    return env, (n, k, c, u), np.random.default_rng(alg_seed)
+    means = clustered_means(n, k, u, streams["world"])
+    return AnonymousBanditEnv(means, c, laplace_epsilon=epsilon), (n, k, c, u)
 
 
 def _algorithm1(decomposition: str, private: bool):
-    def run(config: dict[str, Any], seed: np.random.SeedSequence):
-        env, (n, k, c, u), rng = _setup(config, seed, config["epsilon"] if private else None)
+    def build(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+        env, (n, k, c, u) = _world(config, streams, config["epsilon"] if private else None)
         alg = AnonymousBaSE(n, k, c, u, config["horizon"], decomposition=decomposition,
                             **fill(config, ALGORITHM1))
-        return alg.run(env, rng)
+        name = "anonymous-base-laplace" if private else f"anonymous-base-{decomposition}"
+        return Setup(alg.protocol(env), env, alg.horizon, algorithm=name)
 
-    return run
+    return build
 
 
-def run_etc(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, (n, k, c, _), rng = _setup(config, seed, None)
+def build_etc(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    env, (n, k, c, _) = _world(config, streams, None)
     alg = AnonymousExploreThenCommit(n, k, c, config["horizon"],
                                      explore_constant=fill(config, ETC)["explore_constant"])
-    return alg.run(env, rng)
+    return Setup(alg.protocol(env), env, alg.horizon)
 
 
-for _name, _run, _private, _text in (
+for _name, _build, _private, _text in (
     ("anonymous-base-lp", _algorithm1("lp", False), False,
      "Algorithm 1, LP anonymity-polytope decomposition (seed 004)"),
     ("anonymous-base-randomized", _algorithm1("randomized", False), False,
@@ -79,8 +78,8 @@ for _name, _run, _private, _text in (
      "Algorithm 1, greedy decomposition (seed 004)"),
     ("anonymous-base-laplace", _algorithm1("lp", True), True,
      "Algorithm 1 (LP) on Laplace-noised aggregates; epsilon per round (seed 004)"),
-    ("anonymous-etc", run_etc, False, "Algorithm 2, explore-then-commit (seed 004)"),
+    ("anonymous-etc", build_etc, False, "Algorithm 2, explore-then-commit (seed 004)"),
 ):
-    register_algorithm(AlgorithmEntry(_name, _run, private=_private,
-                                      params=ETC if _run is run_etc else ALGORITHM1,
+    register_algorithm(AlgorithmEntry(_name, _build, private=_private,
+                                      params=ETC if _build is build_etc else ALGORITHM1,
                                       environment=ENVIRONMENT, description=_text))

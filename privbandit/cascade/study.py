@@ -1,8 +1,8 @@
 """Study entries of the seed 001 family: FedC3UCB-H, its baselines and the CDP variant.
 
-`run_cascade(config, seed)` builds the environment from the seed's "world"
-stream (so every algorithm of one seed meets the same users, clusters and
-rounds), plays the algorithm with `privbandit.run` and returns the
+`build_run(name, config, streams)` builds the environment from the seed's
+"world" stream (so every algorithm of one seed meets the same users, clusters
+and rounds) and the algorithm; the runner plays it and returns the
 `RunResult` with the communication rounds and the clustering-error curve.
 
 config = {**algorithm parameters, "horizon": T, "environment": {...}} where
@@ -10,9 +10,9 @@ the environment keys (`ENVIRONMENT`) are those of `envs.seed001_environment`
 (users, clusters, dim, items, list_len, block), and the parameters
 (declared per entry: `PARAMS`) are the algorithm's keywords (alpha_c,
 alpha_d, lam, beta, beta_scale, ...; for "cdp-fedc3ucb-h" also epsilon,
-delta, calibration, sampler, accountant, mechanism, schedule, batch) plus "cluster_points" (how many
-clustering-error measurements).  Keys a direct call leaves out take their
-declared defaults.
+delta, calibration, sampler, accountant, mechanism, schedule, batch) plus
+"cluster_points" (how many clustering-error measurements).  Keys a direct
+call leaves out take their declared defaults.
 """
 from __future__ import annotations
 
@@ -20,10 +20,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..envs import seed001_environment
-from ..errors import config_error
 from ..registry import (
     AlgorithmEntry,
     guard_params,
@@ -32,9 +29,8 @@ from ..registry import (
     register_algorithm,
     release_params,
 )
-from ..result import RunResult
-from ..runtime import run, seed_streams
-from ..schema import Param, check_table, fill
+from ..runtime import Setup
+from ..schema import Param, defaults
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
 from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
@@ -59,6 +55,8 @@ ALPHA_D = Param("alpha_d", float, 4.0, "cluster-deletion factor", range="(0, inf
 RADIUS = radius_params(beta=0.3, theta_bound=False)
 POINTS = Param("cluster_points", int, 1000, "clustering-error measurements per run",
                range="[1, inf)")
+PREFETCH = Param("prefetch", bool, False, "draw the world's blocks on a worker thread (the "
+                 "same run, sooner when a core is free)")
 PRIVATE = (
     *privacy_params(delta=True, calibrations=("tight", "paper"), sampler=True),
     Param("paper_formula", str, "seed000", "the node-noise formula of calibration 'paper'",
@@ -99,56 +97,42 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def world_keywords(settings: dict[str, Any]) -> dict[str, Any]:
     """`envs.seed001_environment`'s keywords for a study's [environment] settings (the
-    world vocabulary: users, clusters, items, ...), checked, defaults filled."""
-    s = fill(check_table("[environment]", settings, ENVIRONMENT), ENVIRONMENT)
+    world vocabulary: users, clusters, items, ...; validated on load), defaults filled."""
+    s = {**defaults(ENVIRONMENT), **settings}
     return {"n_users": s["users"], "n_clusters": s["clusters"], "dim": s["dim"],
             "n_items": s["items"], "list_len": s["list_len"], "block": s["block"]}
 
 
-def build_environment(settings: dict[str, Any], seed: np.random.SeedSequence):
-    """Seed 001's environment, drawn from the seed's "world" stream."""
-    return seed001_environment(seed_streams(seed)["world"], **world_keywords(settings))
+def build_environment(settings: dict[str, Any], world: Any):
+    """Seed 001's environment for `[environment]` settings, its world drawn from `world`
+    (a generator: a run's "world" stream)."""
+    return seed001_environment(world, **world_keywords(settings))
 
 
-def run_cascade(
-    name: str, config: dict[str, Any], seed: np.random.SeedSequence, *, prefetch: bool = False
-) -> RunResult:
-    """Run the algorithm `name` on seed 001's environment for config["horizon"] rounds.
+def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    """One run of `name`: its policy and seed 001's world drawn from the "world" stream.
 
-    `prefetch` draws the environment's blocks on a worker thread (the same run, sooner
-    when a core is free; `privbandit.envs.pipeline`).
+    `prefetch` draws the world's blocks on a worker thread (`privbandit.envs.pipeline`).
     """
-    env, play = build_play(name, config, seed)
+    params = dict(config)
+    horizon = params.pop("horizon")
+    prefetch = params.pop("prefetch")
+    env = build_environment(params.pop("environment", {}), streams["world"])
     env.prefetch = prefetch
-    return play(env)
-
-
-def build_play(name: str, config: dict[str, Any], seed: np.random.SeedSequence):
-    """(world, play): `play(world)` runs `name` on `world` as `run_cascade` does."""
-    config = dict(config)
-    horizon = config.pop("horizon", None)
-    if horizon is None:
-        raise config_error("horizon", None, "an integer >= 1 in the run's config")
-    env = build_environment(dict(config.pop("environment", {})), seed)
-    params = fill(check_table(f"[algorithm.params] of {name}", config, _params(name)),
-                  _params(name))
-    points = params.pop("cluster_points")
+    every = max(1, horizon // params.pop("cluster_points"))
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
-    every = max(1, horizon // points)
-    return env, lambda world: run(policy, world, horizon, seed, cluster_every=every,
-                                  algorithm=name)
+    return Setup(policy, env, horizon, algorithm=name, cluster_every=every)
 
 
 def _params(name: str) -> tuple[Param, ...]:
-    return PARAMS.get(name, (ALPHA_C, ALPHA_D, *RADIUS, POINTS))
+    return (*PARAMS.get(name, (ALPHA_C, ALPHA_D, *RADIUS, POINTS)), PREFETCH)
 
 
 def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
     presets = {} if kw.get("private") else PRESETS
     return AlgorithmEntry(
-        name=name, run=functools.partial(run_cascade, name), params=_params(name),
-        environment=ENVIRONMENT, description=description, presets=presets,
-        build=functools.partial(build_play, name), **kw,
+        name=name, build=functools.partial(build_run, name), params=_params(name),
+        environment=ENVIRONMENT, description=description, presets=presets, **kw,
     )
 
 

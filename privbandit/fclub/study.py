@@ -7,16 +7,18 @@ sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.centralized`), "linucb-per-user",
-"homo", "homo-dc".  A run builds its world from the study's `environment`
+"homo", "homo-dc".  An entry builds its world from the study's `environment`
 table (`envs.factory.make_environment`: seed 000's synthetic setting unless
-told otherwise; `servers` is L) and plays `horizon` rounds.  Each entry
+told otherwise; `servers` is L) and its policy (`build_run`); the runner plays it,
+the seeds of one configuration in lockstep where the policy's batched twin
+(`fclub.lockstep`) plays it.  Each entry
 declares its parameters (`FEDERATED`, `PRIVATE`, the baselines' radius keys).
 
-Pairing: `runtime.seed_streams(seed)` splits the run's SeedSequence the same way
-for every algorithm -- "world" builds the hidden preferences, "rounds" draws
-arrivals, items and reward noise, "policy" feeds the algorithm (and its
-privacy noise) -- so runs sharing a seed share the environment and the round
-stream, whatever the algorithm or budget.
+Pairing: the runner splits the run's SeedSequence the same way for every
+algorithm (`runtime.seed_streams`) -- "world" builds the hidden preferences,
+"rounds" draws arrivals, items and reward noise, "policy" feeds the algorithm
+(and its privacy noise) -- so runs sharing a seed share the environment and
+the round stream, whatever the algorithm or budget.
 """
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from ..envs.factory import ENVIRONMENT, keys_read, make_environment
-from ..errors import config_error
 from ..registry import (
     AlgorithmEntry,
     guard_params,
@@ -36,9 +37,7 @@ from ..registry import (
     register_algorithm,
     release_params,
 )
-from ..result import RunResult
-from ..runtime import run, seed_streams
-from ..runtime.lockstep import run_replicates
+from ..runtime import Setup
 from ..schema import Param
 from .baselines import make_policy
 from .config import FclubConfig
@@ -80,10 +79,6 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "linucb-per-user": _RADIUS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
-# algorithms with a batched version (`fclub.lockstep`, LinUCB's); a configuration it does
-# not play (`Policy.lockstep_ready`) runs its seeds one by one
-LOCKSTEP = ("fclub", "fclub-dc", "homo", "homo-dc", "cdp-fclub-dc", "cdp-fclub-dc+",
-            "club-per-server", "sclub-per-server", "linucb-per-user")
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
 
 
@@ -110,39 +105,19 @@ _DESCRIPTIONS = {
 }
 
 
-def run_algorithm(name: str, config: dict[str, Any], seed: Any) -> RunResult:
-    """Run the registered algorithm `name` on one study configuration and seed.
+def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    """One run of `name`: its policy and the world drawn from the "world" stream.
 
     The world comes from the study's `environment` table
     (`envs.factory.make_environment`, seed 000's synthetic setting by default);
     `servers` is the number of local servers L (a study fills every declared key).
     """
-    policy, env, horizon = build_run(name, config, seed)
-    return run(policy, env, horizon, seed, algorithm=name)
-
-
-def run_seeds(name: str, config: dict[str, Any], seeds: list[Any]) -> list[RunResult]:
-    """`run_algorithm` for several seeds, in lockstep where the algorithm allows it
-    (`runtime.lockstep`: `LOCKSTEP`; CDP-FCLUB-DC with its every-round schedule, the
-    guarded CDP-FCLUB-DC+ and CLUB per server with servers of equal size), with the
-    same results."""
-    built = [build_run(name, config, seed) for seed in seeds]
-    return run_replicates([b[0] for b in built], [b[1] for b in built], built[0][2], seeds,
-                          algorithm=name)
-
-
-def build_run(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Any, int]:
-    """(policy, world, horizon) of one run of `name` (see `run_algorithm`)."""
     settings = dict(config)
-    horizon = settings.pop("horizon", None)
-    if horizon is None:
-        raise config_error("horizon", None, "an integer >= 1 in the run's config")
+    horizon = settings.pop("horizon")
     table = dict(settings.pop("environment", {}))
-    if "servers" not in table:
-        raise config_error("environment.servers", None, "the number of local servers L")
-    servers = table.pop("servers")
+    servers = table.pop("servers", SERVERS.default)
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
-    env = make_environment(table, seed_streams(seed)["world"])
+    env = make_environment(table, streams["world"])
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
@@ -153,21 +128,7 @@ def build_run(name: str, config: dict[str, Any], seed: Any) -> tuple[Any, Any, i
     else:
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
-    return policy, env, horizon
-
-
-def build_play(name: str, config: dict[str, Any], seed: Any):
-    """(world, play): `play(world)` is `run_algorithm(name, config, seed)` on `world`."""
-    policy, env, horizon = build_run(name, config, seed)
-    return env, lambda world: run(policy, world, horizon, seed, algorithm=name)
-
-
-def _runner(name: str):
-    def run_named(config: dict[str, Any], seed: Any) -> RunResult:
-        return run_algorithm(name, config, seed)
-
-    run_named.__name__ = f"run_{name.replace('-', '_')}"
-    return run_named
+    return Setup(policy, env, horizon, algorithm=name)
 
 
 def _presets(name: str) -> dict[str, dict[str, Any]]:
@@ -181,13 +142,11 @@ def _entries() -> list[AlgorithmEntry]:
     for name, text in _DESCRIPTIONS.items():
         private = name.startswith("cdp-")
         out.append(AlgorithmEntry(
-            name, _runner(name), private=private, needs_delta=private,
+            name, functools.partial(build_run, name), private=private, needs_delta=private,
             calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
             reads=_reads,
-            presets=_presets(name), description=text,
-            lockstep=functools.partial(run_seeds, name) if name in LOCKSTEP else None,
-            build=functools.partial(build_play, name)))
+            presets=_presets(name), description=text))
     return out
 
 

@@ -4,7 +4,8 @@
     DDPMAB(epsilon, horizon, graph, rounds=None, agent_cost=1.0, sampler=...)
     HDPMAB(epsilon, horizon, graph, rounds=None, server_cost=50.0, agent_cost=1.0, sampler=...)
         sampler: privbandit.privacy.DEFAULT_SAMPLER unless given
-        .run(env, rng) -> RunResult;  .simulate(env, rng) -> FedMABRun (+ pulls, epochs)
+        .protocol(env) -> EpochProtocol, played by privbandit.runtime.play_algorithm(alg,
+        env, rng) -> RunResult; FedMABRun.of(protocol, result) adds pulls and epochs
     graphs: Graph, fully_connected, star, ring, random_connected, disjoint_union,
         components, is_connected, require_connected, eccentricity, diameter, sinks
     EpochSchedule.build(epsilon, n_arms, horizon, n_uploaders, rounds=None)

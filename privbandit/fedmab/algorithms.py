@@ -29,16 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
 from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
 from privbandit.mechanisms.samplers import Sampler
 
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, resolve_sampler, sampler_name
-from ..result import RunResult
-from .engine import FedMABRun, simulate
+from .engine import EpochProtocol
 from .graphs import Graph, require_connected
 from .networks import Decentralized, Hybrid, MasterWorker, check_participation
 from .schedule import check_rounds
@@ -54,7 +51,7 @@ def _common(obj) -> None:
 
 
 class _EpochAlgorithm:
-    """What the three algorithms share: the epoch simulation on their network, and `run`."""
+    """What the three algorithms share: the epochs on their network, as a protocol."""
 
     epsilon: float
     horizon: int
@@ -62,23 +59,17 @@ class _EpochAlgorithm:
     sampler: Sampler
     name: ClassVar[str]
 
-    def _simulate_on(
-        self,
-        env: MultiAgentBernoulliMAB,
-        network: MasterWorker | Decentralized | Hybrid,
-        rng: np.random.Generator,
-        **params: Any,
-    ) -> FedMABRun:
-        """Run the epochs on `network`; `params` are recorded after the shared ones."""
+    def protocol(self, env: MultiAgentBernoulliMAB) -> EpochProtocol:
+        """The epochs on this algorithm's network for `env`'s agents, as a protocol of the
+        run loop (`privbandit.runtime.play_algorithm(self, env, rng)`; after
+        `runtime.play(protocol, ...)`, `FedMABRun.of(protocol, result)` adds the pulls and
+        epochs)."""
+        network, params = self._network(_agents(env))
         recorded = {"epsilon": self.epsilon, "horizon": self.horizon, "rounds": self.rounds,
                     "sampler": sampler_name(self.sampler), **params}
-        return simulate(env, network, epsilon=self.epsilon, horizon=self.horizon,
-                        rounds=self.rounds, sampler=self.sampler, rng=rng, algorithm=self.name,
-                        params=recorded)
-
-    def run(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> RunResult:
-        """The result of `simulate(env, rng)`."""
-        return self.simulate(env, rng).result
+        return EpochProtocol(network, epsilon=self.epsilon, horizon=self.horizon,
+                             rounds=self.rounds, sampler=self.sampler, name=self.name,
+                             params=recorded)
 
 
 @dataclass(frozen=True)
@@ -106,10 +97,9 @@ class CDPMAB(_EpochAlgorithm):
         object.__setattr__(self, "participation", check_participation(self.participation))
         object.__setattr__(self, "server_cost", check_nonnegative("server_cost", self.server_cost))
 
-    def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
-        net = MasterWorker(_agents(env), self.participation, self.server_cost)
-        return self._simulate_on(env, net, rng, participation=self.participation,
-                                 server_cost=self.server_cost)
+    def _network(self, agents: int) -> tuple[MasterWorker, dict[str, Any]]:
+        return (MasterWorker(agents, self.participation, self.server_cost),
+                {"participation": self.participation, "server_cost": self.server_cost})
 
 
 @dataclass(frozen=True)
@@ -137,9 +127,8 @@ class DDPMAB(_EpochAlgorithm):
         object.__setattr__(self, "agent_cost", check_nonnegative("agent_cost", self.agent_cost))
         object.__setattr__(self, "network", Decentralized(self.graph, self.agent_cost))
 
-    def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
-        return self._simulate_on(env, self.network, rng, graph=self.graph.name,
-                                 agent_cost=self.agent_cost)
+    def _network(self, agents: int) -> tuple[Decentralized, dict[str, Any]]:
+        return self.network, {"graph": self.graph.name, "agent_cost": self.agent_cost}
 
 
 @dataclass(frozen=True)
@@ -172,10 +161,10 @@ class HDPMAB(_EpochAlgorithm):
         object.__setattr__(self, "network",
                            Hybrid(self.graph, self.server_cost, self.agent_cost))
 
-    def simulate(self, env: MultiAgentBernoulliMAB, rng: np.random.Generator) -> FedMABRun:
-        return self._simulate_on(env, self.network, rng, graph=self.graph.name,
-                                 components=self.network.n_components,
-                                 server_cost=self.server_cost, agent_cost=self.agent_cost)
+    def _network(self, agents: int) -> tuple[Hybrid, dict[str, Any]]:
+        return self.network, {"graph": self.graph.name,
+                              "components": self.network.n_components,
+                              "server_cost": self.server_cost, "agent_cost": self.agent_cost}
 
 
 def _agents(env: object) -> int:

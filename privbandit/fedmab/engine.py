@@ -8,7 +8,9 @@ exactly without per-round work: a run is a short list of segments, each a
 block of per-round arm choices (L, M) repeated `reps` times, handed to the
 run loop as runs of per-round regret and reward (`protocol.StepProtocol`).
 
-`EpochProtocol` is played by the one run loop (`privbandit.runtime`): each of
+`EpochProtocol` is played by the one run loop (`privbandit.runtime.play`, or a
+registry entry's run; `FedMABRun.of(protocol, result)` adds what the protocol
+kept): each of
 its steps is one epoch (exploration, release, exchange and the local
 exploitation while the exchange lasts) and returns that epoch's per-round
 regret and reward; the last step plays the committed arm to the horizon.
@@ -35,7 +37,6 @@ from ..errors import config_error
 from ..privacy import is_float_safe
 from ..protocol import StepProtocol
 from ..result import RunResult
-from ..runtime import play
 from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism
 from .schedule import EpochSchedule, warn_below_bound
 
@@ -76,32 +77,18 @@ class FedMABRun:
     committed: int | None
     segments: list[Segment] = field(repr=False)
 
+    @classmethod
+    def of(cls, protocol: EpochProtocol, result: RunResult) -> FedMABRun:
+        """The run of `protocol` once the run loop has played it and returned `result`."""
+        if not isinstance(protocol, EpochProtocol) or not hasattr(protocol, "state"):
+            raise config_error("protocol", protocol, "an EpochProtocol the run loop has played")
+        state = protocol.state
+        return cls(result, state.pulls, tuple(protocol.records), state.committed,
+                   state.segments)
+
     def round_arms(self) -> np.ndarray:
         """(T, M) the arm every agent played in every round (small runs only)."""
         return np.concatenate([np.tile(s.arms, (s.reps, 1)) for s in self.segments])
-
-
-def simulate(
-    env: MultiAgentBernoulliMAB,
-    network,
-    *,
-    epsilon: float,
-    horizon: int,
-    rounds: int | None,
-    sampler,
-    rng: np.random.Generator,
-    algorithm: str,
-    params: dict[str, Any],
-) -> FedMABRun:
-    """Run one seed-002 algorithm (its `network` says how means are exchanged)."""
-    if not isinstance(rng, np.random.Generator):
-        raise config_error("rng", rng, "a numpy.random.Generator")
-    protocol = EpochProtocol(network, epsilon=epsilon, horizon=horizon, rounds=rounds,
-                             sampler=sampler, name=algorithm, params=params)
-    result = play(protocol, env, horizon, rng=rng)
-    state = protocol.state
-    return FedMABRun(result, state.pulls, tuple(protocol.records), state.committed,
-                     state.segments)
 
 
 class EpochProtocol(StepProtocol):

@@ -9,20 +9,19 @@ costs, and the protocols' graphs: `graph` ("fully-connected", "star", "ring",
 DDP-MAB, `components` for HDP-MAB (the agents are split into this many equal
 rings of >= 3 agents; default min(10, users // 3), so that the default fits
 any number of agents).  The three are pure epsilon-DP: no delta.
-The environment's stream and the algorithm's stream are the first and second
-children of the run's seed, so every algorithm of a seed index sees the same
-arms.
+The arm means (and a random graph) come from the run seed's "world" stream,
+so every algorithm of a seed index sees the same arms; the runner plays the
+epochs with the "policy" stream (rewards, Laplace noise, participation).
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-import numpy as np
-
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
 from ..registry import AlgorithmEntry, privacy_params, register_algorithm
+from ..runtime import Setup
 from ..schema import Param, fill
 from .algorithms import CDPMAB, DDPMAB, HDPMAB
 from .graphs import disjoint_union, fully_connected, random_connected, ring, star
@@ -56,19 +55,18 @@ PARAMS = {
 ENVIRONMENT = WORLD
 
 
-def _setup(name: str, config: dict[str, Any], seed: np.random.SeedSequence):
-    """(environment, algorithm rng, graph rng, parameters), defaults filled."""
-    env_seed, alg_seed, graph_seed = seed.spawn(3)
+def _world(config: dict[str, Any], streams: dict[str, Any]) -> MultiAgentBernoulliMAB:
+    """The agents' arm means, from the "world" stream."""
     settings = fill(config.get("environment", {}), ENVIRONMENT)
-    env = MultiAgentBernoulliMAB.uniform(
-        settings["users"], settings["arms"], np.random.default_rng(env_seed),
-        heterogeneous=settings["heterogeneous"],
-    )
-    params = fill(config, PARAMS[name])
-    return env, np.random.default_rng(alg_seed), np.random.default_rng(graph_seed), params
+    return MultiAgentBernoulliMAB.uniform(settings["users"], settings["arms"], streams["world"],
+                                          heterogeneous=settings["heterogeneous"])
 
 
-def _graph(params: dict[str, Any], m: int, rng: np.random.Generator):
+def _setup(alg: Any, env: MultiAgentBernoulliMAB) -> Setup:
+    return Setup(alg.protocol(env), env, alg.horizon)
+
+
+def _graph(params: dict[str, Any], m: int, rng: Any):
     kind = params["graph"]
     if kind == "fully-connected":
         return fully_connected(m)
@@ -81,27 +79,23 @@ def _graph(params: dict[str, Any], m: int, rng: np.random.Generator):
     raise config_error("graph", kind, f"one of {list(_GRAPHS)}")
 
 
-def _play(alg, env, rng):
-    """(world, play) of an algorithm object: `play(world)` runs it there with `rng`."""
-    return env, lambda world: alg.run(world, rng)
-
-
-def build_cdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, p = _setup("cdp-mab", config, seed)
+def build_cdp(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    env, p = _world(config, streams), fill(config, PARAMS["cdp-mab"])
     alg = CDPMAB(p["epsilon"], config["horizon"], participation=p["participation"],
                  rounds=p["rounds"], server_cost=p["server_cost"], sampler=p["sampler"])
-    return _play(alg, env, rng)
+    return _setup(alg, env)
 
 
-def build_ddp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, graph_rng, p = _setup("ddp-mab", config, seed)
-    alg = DDPMAB(p["epsilon"], config["horizon"], _graph(p, env.n_users, graph_rng),
+def build_ddp(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    env, p = _world(config, streams), fill(config, PARAMS["ddp-mab"])
+    # the graph is part of the world: drawn from its stream after the means
+    alg = DDPMAB(p["epsilon"], config["horizon"], _graph(p, env.n_users, streams["world"]),
                  rounds=p["rounds"], agent_cost=p["agent_cost"], sampler=p["sampler"])
-    return _play(alg, env, rng)
+    return _setup(alg, env)
 
 
-def build_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
-    env, rng, _, p = _setup("hdp-mab", config, seed)
+def build_hdp(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    env, p = _world(config, streams), fill(config, PARAMS["hdp-mab"])
     if env.n_users < 3:
         raise config_error("environment.users", env.n_users, "an integer >= 3 for hdp-mab "
                            "(its components are rings of >= 3 agents)")
@@ -115,24 +109,13 @@ def build_hdp(config: dict[str, Any], seed: np.random.SeedSequence):
     graph = disjoint_union([ring(s) for s in sizes])
     alg = HDPMAB(p["epsilon"], config["horizon"], graph, rounds=p["rounds"],
                  server_cost=p["server_cost"], agent_cost=p["agent_cost"], sampler=p["sampler"])
-    return _play(alg, env, rng)
+    return _setup(alg, env)
 
 
-def _runs(build):
-    def run_built(config: dict[str, Any], seed: np.random.SeedSequence):
-        env, play = build(config, seed)
-        return play(env)
-
-    run_built.__name__ = build.__name__.replace("build", "run")
-    return run_built
-
-
-run_cdp, run_ddp, run_hdp = _runs(build_cdp), _runs(build_ddp), _runs(build_hdp)
 for _name, _build, _text in (
     ("cdp-mab", build_cdp, "master-worker federated MAB with Laplace epoch means (seed 002)"),
     ("ddp-mab", build_ddp, "decentralized federated MAB, GIS protocol on a graph (seed 002)"),
     ("hdp-mab", build_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
 ):
-    register_algorithm(AlgorithmEntry(_name, _runs(_build), private=True, params=PARAMS[_name],
-                                      environment=ENVIRONMENT, description=_text,
-                                      build=_build))
+    register_algorithm(AlgorithmEntry(_name, _build, private=True, params=PARAMS[_name],
+                                      environment=ENVIRONMENT, description=_text))

@@ -9,11 +9,12 @@ the communication log, optionally a progress line, and any the caller adds
 (`runtime.observers`).
 
 Randomness: `run(protocol, env, horizon, seed)` fixes a run by one seed (an
-int or a `numpy.random.SeedSequence`).  `seed_streams(seed)` derives three
-independent generators, always in the same way: "world" (for the caller to
-build the hidden world with), "rounds" (the environment's round stream) and
-"policy" (the `rng` passed to every step).  Same seed, same result, bit for
-bit.  A family that derives its streams otherwise calls `play` with them.
+int or a `numpy.random.SeedSequence`).  `seed_streams(seed)` is the one
+derivation of a run's generators, the same for every family: "world" (the
+hidden world is built from it), "rounds" (the environment's round stream),
+"policy" (the `rng` passed to every step: the algorithm's coins and its
+privacy noise) and "secrets" (what a protocol holds secretly from the start,
+such as a mask).  Same seed, same result, bit for bit.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from ..result import RunResult
 from ..validation import check_dim
 from .observers import Checkpoints, Communication, LedgerTrace, Observer, RunState, ShowProgress
 
-STREAMS = ("world", "rounds", "policy")
+STREAMS = ("world", "rounds", "policy", "secrets")
 
 
 def seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
@@ -46,7 +47,8 @@ def seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedSe
 
 
 def seed_streams(seed: int | np.random.SeedSequence) -> dict[str, np.random.Generator]:
-    """Independent generators "world", "rounds", "policy" derived from `seed`."""
+    """Independent generators "world", "rounds", "policy", "secrets" derived from `seed`
+    (children 0..3 of its SeedSequence, in that order)."""
     children = seed_sequence(seed).spawn(len(STREAMS))
     return {name: np.random.default_rng(c) for name, c in zip(STREAMS, children, strict=True)}
 

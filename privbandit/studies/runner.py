@@ -147,27 +147,40 @@ def execute_cell(run_dicts: list[dict[str, Any]], max_points: int) -> list[dict[
     if len(runs) == 1:
         return [execute_run(run_dicts[0], max_points)]
     start = time.perf_counter()
-    results = get_algorithm(runs[0].algorithm).lockstep(
+    results = get_algorithm(runs[0].algorithm).run_seeds(
         runs[0].config(), [run_seed(run) for run in runs])
     wall = (time.perf_counter() - start) / len(runs)
     return [_record(run, result, wall, max_points)
             for run, result in zip(runs, results, strict=True)]
 
 
+def _in_lockstep(run: RunSpec) -> bool:
+    """Whether the seeds of `run`'s cell play in lockstep; a run whose build fails runs
+    alone, in a worker, where its failure is recorded like any other."""
+    try:
+        return get_algorithm(run.algorithm).runs_in_lockstep(run.config(), run_seed(run))
+    except Exception:  # noqa: BLE001 (any build error: the worker reports it)
+        return False
+
+
 def cell_tasks(pending: list[RunSpec], lockstep: bool = True,
                width: int = 1) -> list[list[RunSpec]]:
-    """The pending runs as tasks: the seeds of one cell together when its algorithm runs
-    seeds in lockstep (and `lockstep`), every other run alone.
+    """The pending runs as tasks: the seeds of one cell together when their runs play in
+    lockstep (and `lockstep`; judged on the cell's first run: `AlgorithmEntry.runs_in_lockstep`),
+    every other run alone.
 
     While there are fewer tasks than `width` (the executor's workers), the largest
     lockstep group is halved, so that a study of a few cells still uses every worker
     (a replicate's records do not depend on which seeds share its task).
     """
     groups: dict[str, list[RunSpec]] = {}
+    judged: dict[str, bool] = {}
     for run in pending:
-        together = lockstep and get_algorithm(run.algorithm).lockstep is not None
-        key = (json.dumps([run.algorithm, run.config(), run.base_seed], sort_keys=True,
-                          default=str) if together else run.key)
+        cell = json.dumps([run.algorithm, run.config(), run.base_seed], sort_keys=True,
+                          default=str)
+        if lockstep and cell not in judged:
+            judged[cell] = _in_lockstep(run)
+        key = cell if judged.get(cell) else run.key
         groups.setdefault(key, []).append(run)
     tasks = list(groups.values())
     while len(tasks) < width:

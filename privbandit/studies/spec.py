@@ -57,7 +57,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 from ..errors import ConfigError, config_error
 from ..registry import AlgorithmEntry, get_algorithm
-from ..schema import by_name, check_table, fill, unknown_key
+from ..schema import CheckedConfig, by_name, check_table, fill, unknown_key
 
 _TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm",
              "break_even"}
@@ -88,10 +88,10 @@ class RunSpec:
     horizon: int
     environment: dict[str, Any] = field(default_factory=dict)
 
-    def config(self) -> dict[str, Any]:
-        """What the algorithm's `run(config, seed)` receives."""
-        return {**self.params, **self.cell, "horizon": self.horizon,
-                "environment": dict(self.environment)}
+    def config(self) -> CheckedConfig:
+        """What the algorithm's `run(config, seed)` receives (checked on load)."""
+        return CheckedConfig(self.params, **self.cell, horizon=self.horizon,
+                             environment=dict(self.environment))
 
     @property
     def key(self) -> str:

@@ -1,7 +1,7 @@
 """Vertical federated linear bandits (seed 003): VFUCB and VFTS over orthogonal masks.
 
 Roles (`roles`), their byte format (`wire`), the federation that wires them
-(`federation`), the runs of VFUCB / VFTS and their baselines (`runs`), the
+(`federation`), the setups of VFUCB / VFTS and their partial-local baseline (`runs`), the
 near-tie rule both sides of a lossless comparison use (`ties`), the audit
 layer's mask attacks on the protocol's traffic (`leakage`) and the study
 entries (`study`).
@@ -17,8 +17,8 @@ _HOMES = {
     "ProtocolError": "errors", "VERTICAL_NAMES": "federation", "PendingRound": "federation",
     "VerticalFederation": "federation", "ACTIVE": "roles", "GENERATOR": "roles",
     "ActiveParty": "roles", "MaskGenerator": "roles", "PassiveParty": "roles",
-    "party_name": "roles", "mask_stream": "runs", "run_centralized": "runs",
-    "run_partial_local": "runs", "run_vertical": "runs", "TieTolerant": "ties",
+    "party_name": "roles", "partial_local_setup": "runs", "vertical_setup": "runs",
+    "TieTolerant": "ties", "TrafficRecorder": "leakage",
 }
 __all__ = sorted(_HOMES)
 

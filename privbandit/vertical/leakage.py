@@ -1,7 +1,8 @@
 """What VFUCB/VFTS traffic leaks: the audit layer's mask attacks on this protocol's messages.
 
-`collect_traffic` runs the federation with a recorded transcript and
-returns, for one passive party j, what the active party received (the
+`TrafficRecorder` sets up a run of the federation with a recorded
+transcript and, once the runner has played it, returns for one passive
+party j what the active party received (the
 masked rows Q^j x^j of every item of every round) next to the plaintext
 rows x^j (the ground truth, for scoring only) and the true block Q^j.
 The attacks are those of `privbandit.audits.attacks.masks`:
@@ -33,10 +34,9 @@ from privbandit.audits.attacks.masks import (
 from ..envs.vertical import VerticalRound, VerticalSplit
 from ..errors import config_error
 from ..policies.base import Policy
-from ..runtime import run
+from ..runtime import Setup
 from ..validation import check_dim
 from .federation import VerticalFederation
-from .runs import mask_stream
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,29 +69,37 @@ class _Recording(VerticalSplit):
         return rnd
 
 
-def collect_traffic(
-    policy: Policy,
-    env: VerticalSplit,
-    horizon: int,
-    seed: int | np.random.SeedSequence,
-    *,
-    party: int = 1,
-    seal_traffic: bool = True,
-) -> Traffic:
-    """Run the protocol for `horizon` rounds and keep passive party `party`'s traffic."""
-    if not isinstance(env, VerticalSplit):
-        raise config_error("env", env, "a VerticalSplit (envs.vertical)")
-    if isinstance(party, bool) or not isinstance(party, int) or not 1 <= party < env.split.parties:
-        raise config_error("party", party, f"a passive party index in [1, {env.split.parties})")
-    federation = VerticalFederation(
-        env.split, policy, rng=mask_stream(seed), seal_traffic=seal_traffic, record=True
-    )
-    seen = _Recording(env, party)
-    run(federation, seen, check_dim("horizon", horizon), seed)
-    plain = seen.plain
-    masked = np.concatenate([parts[party - 1] for parts in federation.transcript])
-    return Traffic(party, horizon, env.n_items, np.concatenate(plain), masked,
-                   np.array(federation.passive[party - 1].block))
+class TrafficRecorder:
+    """A run of the protocol that keeps passive party `party`'s traffic.
+
+    `setup` is the run (`runtime.Setup`; the mask drawn from `masks`); once the
+    runner has played it (`privbandit.runtime.run_setup(recorder.setup, seed)`),
+    `traffic()` returns what the active party received from that party.
+    """
+
+    def __init__(self, policy: Policy, env: VerticalSplit, horizon: int,
+                 masks: np.random.Generator, *, party: int = 1,
+                 seal_traffic: bool = True) -> None:
+        if not isinstance(env, VerticalSplit):
+            raise config_error("env", env, "a VerticalSplit (envs.vertical)")
+        parties = env.split.parties
+        if isinstance(party, bool) or not isinstance(party, int) or not 1 <= party < parties:
+            raise config_error("party", party, f"a passive party index in [1, {parties})")
+        self.party, self.n_items = party, env.n_items
+        self.federation = VerticalFederation(env.split, policy, rng=masks,
+                                             seal_traffic=seal_traffic, record=True)
+        self._seen = _Recording(env, party)
+        self.setup = Setup(self.federation, self._seen, horizon)
+
+    def traffic(self) -> Traffic:
+        """Party j's traffic of the played run."""
+        plain, transcript = self._seen.plain, self.federation.transcript
+        if not plain:
+            raise config_error("run", "not played", "the recorder's setup played by the "
+                               "runner (runtime.run_setup) before reading its traffic")
+        masked = np.concatenate([parts[self.party - 1] for parts in transcript])
+        return Traffic(self.party, len(plain), self.n_items, np.concatenate(plain), masked,
+                       np.array(self.federation.passive[self.party - 1].block))
 
 
 def known_plaintext_curve(

@@ -15,12 +15,10 @@ import functools
 from typing import Any
 
 from ..envs.vertical import FeatureSplit, VerticalSplit, seed003_environment
-from ..errors import config_error
 from ..policies import LinTS, LinUCB
 from ..registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
-from ..result import RunResult
-from ..runtime import seed_streams
-from ..schema import Param, check_table, fill
+from ..runtime import Setup
+from ..schema import Param, defaults
 from .ties import TieTolerant
 
 ENVIRONMENT = (
@@ -47,38 +45,32 @@ def _policy(family: str, dim: int, params: dict[str, Any]):
     return TieTolerant(LinUCB(dim, **params)) if family == "ucb" else LinTS(dim, **params)
 
 
-def _world(settings: dict[str, Any], seed: Any):
-    s = fill(check_table("[environment]", settings, ENVIRONMENT), ENVIRONMENT)
-    world = seed003_environment(s["dim"], s["items"], rng=seed_streams(seed)["world"],
-                                noise_var=s["noise_var"])
+def _world(settings: dict[str, Any], world_rng: Any):
+    s = {**defaults(ENVIRONMENT), **settings}
+    world = seed003_environment(s["dim"], s["items"], rng=world_rng, noise_var=s["noise_var"])
     if s["widths"] is not None:
         return world, FeatureSplit(s["widths"])
     return world, FeatureSplit.equal(s["dim"], s["parties"])
 
 
-def run_entry(kind: str, family: str, config: dict[str, Any], seed: Any) -> RunResult:
-    """Run one configuration: kind "vf" (the protocol) or "partial" (active columns only).
+def build_run(kind: str, family: str, config: dict[str, Any], streams: dict[str, Any]) -> Setup:
+    """One run: kind "vf" (the protocol, its mask from the "secrets" stream) or "partial"
+    (active columns only), on seed 003's world from the "world" stream.
 
     Without the `crypto` extra the protocol (kind "vf") raises `MissingExtraError`, which
     names the extra to install (the entries register without it)."""
-    from .runs import run_partial_local, run_vertical
-    config = dict(config)
-    horizon = config.pop("horizon", None)
-    if horizon is None:
-        raise config_error("horizon", None, "an integer >= 1 in the run's config")
-    world, split = _world(dict(config.pop("environment", {})), seed)
-    declared = _params(kind, family)
-    params = fill(check_table(f"[algorithm.params] of {NAMES[kind, family]}", config,
-                                declared),
-                  declared)
+    from .runs import partial_local_setup, vertical_setup
+    params = {**defaults(_params(kind, family)), **config}
+    horizon = params.pop("horizon")
+    world, split = _world(params.pop("environment", {}), streams["world"])
     if kind == "vf":
         seal = params.pop("seal_traffic")
         policy = _policy(family, split.dim, params)
-        return run_vertical(policy, VerticalSplit(world, split), horizon, seed,
-                            seal_traffic=seal)
+        return vertical_setup(policy, VerticalSplit(world, split), horizon, streams["secrets"],
+                              seal_traffic=seal)
     share = FeatureSplit.with_active_share(split.dim, split.parties, params.pop("active_share"))
     policy = _policy(family, share.widths[0], params)
-    return run_partial_local(policy, world, share, horizon, seed)
+    return partial_local_setup(policy, world, share, horizon)
 
 
 def _params(kind: str, family: str) -> tuple[Param, ...]:
@@ -86,7 +78,7 @@ def _params(kind: str, family: str) -> tuple[Param, ...]:
 
 
 def _entry(kind: str, family: str, description: str) -> AlgorithmEntry:
-    return AlgorithmEntry(NAMES[kind, family], functools.partial(run_entry, kind, family),
+    return AlgorithmEntry(NAMES[kind, family], functools.partial(build_run, kind, family),
                           params=_params(kind, family), environment=ENVIRONMENT,
                           description=description,
                           extras=(("cryptography", "crypto"),) if kind == "vf" else ())

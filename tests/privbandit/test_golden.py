@@ -136,41 +136,46 @@ def _fclub_raw_detection():
 
 
 def _cascade_prefetch():
-    from privbandit.cascade.study import run_cascade
+    from privbandit.registry import get_algorithm
 
-    config = {"horizon": 300, "environment": {"users": 6, "clusters": 2, "dim": 4,
-                                              "items": 10, "list_len": 2}}
-    return run_cascade("fedc3ucb-h", config, np.random.SeedSequence(4), prefetch=True)
+    config = {"horizon": 300, "prefetch": True,
+              "environment": {"users": 6, "clusters": 2, "dim": 4, "items": 10, "list_len": 2}}
+    return get_algorithm("fedc3ucb-h").run(config, np.random.SeedSequence(4))
 
 
 def _fedmab_participation():
     from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
     from privbandit.fedmab import CDPMAB
+    from privbandit.runtime import play_algorithm
 
     env = MultiAgentBernoulliMAB.uniform(5, 4, np.random.default_rng(8), heterogeneous=True)
-    return CDPMAB(1.0, 30000, participation=0.6, rounds=4).run(env, np.random.default_rng(9))
+    return play_algorithm(CDPMAB(1.0, 30000, participation=0.6, rounds=4), env,
+                          np.random.default_rng(9))
 
 
 def _vertical_runs(kind: str):
     from privbandit.envs.vertical import VerticalSplit, seed003_environment
     from privbandit.policies import LinUCB
-    from privbandit.vertical import run_centralized, run_vertical
+    from privbandit.runtime import run, run_setup, seed_streams
+    from privbandit.vertical import vertical_setup
 
     world = seed003_environment(8, 6, rng=np.random.default_rng(1))
     if kind == "centralized":
-        return run_centralized(LinUCB(8, beta=0.5), world, 150, 3)
-    return run_vertical(LinUCB(8, beta=0.5), VerticalSplit(world, (3, 3, 2)), 150, 3,
-                        seal_traffic=False)
+        return run(LinUCB(8, beta=0.5), world, 150, 3)
+    setup = vertical_setup(LinUCB(8, beta=0.5), VerticalSplit(world, (3, 3, 2)), 150,
+                           seed_streams(3)["secrets"], seal_traffic=False)
+    return run_setup(setup, 3)
 
 
 def _anonymous_etc_laplace():
     from privbandit.anonymous import AnonymousExploreThenCommit
     from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
+    from privbandit.runtime import play_algorithm
 
     means = clustered_means(20, 3, 4, np.random.default_rng(2))
     env = AnonymousBanditEnv(means, 2, laplace_epsilon=1.0)
-    return AnonymousExploreThenCommit(20, 3, 2, 5000, explore_constant=0.3).run(
-        env, np.random.default_rng(6))
+    return play_algorithm(AnonymousExploreThenCommit(20, 3, 2, 5000, explore_constant=0.3),
+                          env, np.random.default_rng(6))
 
 
 DIRECT = {
@@ -210,7 +215,7 @@ def test_every_registered_algorithm_is_pinned():
     from privbandit.registry import algorithms
 
     ours = {name for name, entry in algorithms().items()
-            if getattr(entry.run, "func", entry.run).__module__.startswith("privbandit.")}
+            if getattr(entry.build, "func", entry.build).__module__.startswith("privbandit.")}
     assert ours <= set(_pinned_algorithms())
     assert set(all_cases()) == set(_expected())
 

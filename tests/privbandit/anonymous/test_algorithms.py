@@ -9,6 +9,7 @@ from privbandit.envs.anonymous import AnonymousBanditEnv
 from privbandit.errors import ConfigError
 from privbandit.mechanisms.anonymous import KAnonymousAggregator
 from privbandit.result import RunResult
+from privbandit.runtime import play_algorithm
 
 N, K, C, U, T = 24, 3, 2, 6, 3000
 
@@ -24,7 +25,8 @@ def easy_means(n=N, k=K, u=U):
 @pytest.mark.parametrize("decomposition", ["lp", "randomized", "greedy"])
 def test_algorithm1_learns_every_users_arm(decomposition):
     alg = AnonymousBaSE(N, K, C, U, T, decomposition=decomposition)
-    result = alg.run(AnonymousBanditEnv(easy_means(), C), np.random.default_rng(0), seed=0)
+    result = play_algorithm(alg, AnonymousBanditEnv(easy_means(), C), np.random.default_rng(0),
+                            seed=0)
     assert isinstance(result, RunResult) and result.horizon == T
     assert result.cluster_error[-1] == 0.0
     assert result.cluster_error_rounds[-1] == T - 1  # 0-based: measured after the last round
@@ -38,7 +40,8 @@ def test_algorithm1_learns_every_users_arm(decomposition):
 def test_algorithm1_is_reproducible_bit_for_bit():
     alg = AnonymousBaSE(N, K, C, U, T, decomposition="randomized")
     means = np.random.default_rng(3).random((N, K))
-    runs = [alg.run(AnonymousBanditEnv(means, C), np.random.default_rng(7)) for _ in range(2)]
+    runs = [play_algorithm(alg, AnonymousBanditEnv(means, C), np.random.default_rng(7))
+            for _ in range(2)]
     assert np.array_equal(runs[0].regret, runs[1].regret)
 
 
@@ -46,14 +49,14 @@ def test_algorithm1_aborts_when_the_cluster_assumption_fails():
     means = np.tile([1.0, 1.0, 0.0], (N, 1))
     means[:2] = [0.0, 0.0, 1.0]  # arm 2 is optimal for 2 users only, not U = 6
     alg = AnonymousBaSE(N, K, C, U, T)
-    result = alg.run(AnonymousBanditEnv(means, C), np.random.default_rng(0))
+    result = play_algorithm(alg, AnonymousBanditEnv(means, C), np.random.default_rng(0))
     assert result.params["diagnostics"]["aborted_batch"] == 1
     assert result.horizon == T
 
 
 def test_laplace_variant_charges_its_ledger_per_round():
     env = AnonymousBanditEnv(easy_means(), C, laplace_epsilon=2.0)
-    result = AnonymousBaSE(N, K, C, U, T).run(env, np.random.default_rng(0))
+    result = play_algorithm(AnonymousBaSE(N, K, C, U, T), env, np.random.default_rng(0))
     (ledger,) = result.ledgers
     rounds = result.comm["rounds"]
     assert rounds % (2 * C + 2) == 0 and ledger["releases"] == rounds // (2 * C + 2)
@@ -64,7 +67,7 @@ def test_laplace_variant_charges_its_ledger_per_round():
 
 def test_algorithm2_explores_then_commits():
     alg = AnonymousExploreThenCommit(N, K, C, T, explore_constant=0.2)
-    result = alg.run(AnonymousBanditEnv(easy_means(), C), np.random.default_rng(0))
+    result = play_algorithm(alg, AnonymousBanditEnv(easy_means(), C), np.random.default_rng(0))
     explore = alg.phases * (2 * C + 2)
     assert 0 < explore < T and result.comm["rounds"] == explore
     assert np.all(result.regret[explore:] == 0.0)
@@ -104,7 +107,7 @@ def test_bad_input_names_the_failing_assumption(make, error, match):
 def test_environment_must_match_the_algorithm():
     alg = AnonymousBaSE(N, K, C, U, T)
     with pytest.raises(ConfigError, match=r"\(N, K, C\)"):
-        alg.run(AnonymousBanditEnv(easy_means(), C + 1), np.random.default_rng(0))
+        play_algorithm(alg, AnonymousBanditEnv(easy_means(), C + 1), np.random.default_rng(0))
 
 
 def test_every_release_covers_more_than_c_users(monkeypatch):
@@ -117,17 +120,17 @@ def test_every_release_covers_more_than_c_users(monkeypatch):
         return original(self, members, arms, rng, **kw)
 
     monkeypatch.setattr(KAnonymousAggregator, "aggregate", spy)
-    AnonymousBaSE(N, K, C, U, T).run(env, np.random.default_rng(0))
+    play_algorithm(AnonymousBaSE(N, K, C, U, T), env, np.random.default_rng(0))
     assert sizes and min(sizes) >= C
 
 
 def test_study_entries_run():
-    from privbandit.anonymous import study
     from privbandit.registry import get_algorithm
 
-    config = {"horizon": T, "epsilon": 1.0,
+    config = {"horizon": T,
               "environment": {"users": N, "arms": K, "threshold": C, "cluster_size": U}}
-    for name in ("anonymous-base-lp", "anonymous-base-laplace", "anonymous-etc"):
-        result = get_algorithm(name).run(config, np.random.SeedSequence(0))
+    for name, extra in (("anonymous-base-lp", {}), ("anonymous-base-laplace", {"epsilon": 1.0}),
+                        ("anonymous-etc", {})):
+        result = get_algorithm(name).run({**config, **extra}, np.random.SeedSequence(0))
         assert result.horizon == T
-    assert study.run_etc(config, np.random.SeedSequence(0)).algorithm == "anonymous-etc"
+        assert result.algorithm == name

@@ -12,8 +12,9 @@ from privbandit.cascade import (
     is_forced_arrival,
     no_auxiliary,
 )
-from privbandit.cascade.study import run_cascade, world_keywords
+from privbandit.cascade.study import world_keywords
 from privbandit.envs import seed001_environment
+from privbandit.registry import get_algorithm
 from privbandit.runtime import run
 
 HORIZON = 1500
@@ -101,9 +102,9 @@ def test_clustering_separates_the_two_clusters(small_env):
 @pytest.mark.parametrize("name", ["fedc3ucb-h", "fedind"])
 def test_same_seed_same_run_bit_for_bit(name, small_env):
     config = {"horizon": 600, "environment": small_env}
-    a = run_cascade(name, config, np.random.SeedSequence(11))
-    b = run_cascade(name, config, np.random.SeedSequence(11))
+    a = get_algorithm(name).run(config, np.random.SeedSequence(11))
+    b = get_algorithm(name).run(config, np.random.SeedSequence(11))
     np.testing.assert_array_equal(a.regret, b.regret)
     np.testing.assert_array_equal(a.comm_rounds, b.comm_rounds)
-    c = run_cascade(name, config, np.random.SeedSequence(12))
+    c = get_algorithm(name).run(config, np.random.SeedSequence(12))
     assert not np.array_equal(a.regret, c.regret)

@@ -7,11 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
-from privbandit.cascade.study import run_cascade, world_keywords
+from privbandit.cascade.study import world_keywords
 from privbandit.envs import seed001_environment
 from privbandit.errors import NormBoundError
 from privbandit.mechanisms.samplers import FAST
 from privbandit.mechanisms.tree import TreePrivatizer
+from privbandit.registry import get_algorithm
 
 HORIZON = 400
 
@@ -102,7 +103,7 @@ def test_examined_item_over_the_norm_bound_is_refused(small_env):
 def test_run_result_reports_ledgers_and_the_guarantee(small_env):
     config = {"horizon": 300, "environment": small_env, "epsilon": 2.0, "delta": 1e-6,
               "calibration": "paper"}
-    result = run_cascade("cdp-fedc3ucb-h", config, np.random.SeedSequence(3))
+    result = get_algorithm("cdp-fedc3ucb-h").run(config, np.random.SeedSequence(3))
     assert len(result.ledgers) == small_env["users"]
     assert "one observation" in result.privacy.unit and result.privacy.is_dp
     assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from privbandit.cascade.study import build_environment, run_cascade
+from privbandit.cascade.study import build_environment
 from privbandit.registry import REGISTRATION_MODULES, get_algorithm
 from privbandit.result import RunResult
 from privbandit.runtime import seed_streams
@@ -37,14 +37,14 @@ def test_one_seed_gives_one_world_for_every_algorithm(small_env):
     worlds = []
     for _ in range(2):
         seed = np.random.SeedSequence(9)
-        env = build_environment(small_env, seed)
+        env = build_environment(small_env, seed_streams(seed)["world"])
         env.reset(seed_streams(seed)["rounds"])
         rounds = [env.observe(t) for t in range(50)]
         worlds.append((env._theta, [r.user for r in rounds], np.stack([r.items for r in rounds])))
     np.testing.assert_array_equal(worlds[0][0], worlds[1][0])
     assert worlds[0][1] == worlds[1][1]
     np.testing.assert_array_equal(worlds[0][2], worlds[1][2])
-    other = build_environment(small_env, np.random.SeedSequence(10))
+    other = build_environment(small_env, seed_streams(np.random.SeedSequence(10))["world"])
     assert not np.array_equal(other._theta, worlds[0][0])
 
 
@@ -57,7 +57,8 @@ def test_an_old_environment_spelling_names_the_new_one(small_env):
 
 def test_prefetch_gives_the_same_run(small_env):
     config = {"horizon": 400, "environment": small_env, "cluster_points": 10}
-    plain = run_cascade("fedc3ucb-h", config, np.random.SeedSequence(3))
-    piped = run_cascade("fedc3ucb-h", config, np.random.SeedSequence(3), prefetch=True)
+    plain = get_algorithm("fedc3ucb-h").run(config, np.random.SeedSequence(3))
+    piped = get_algorithm("fedc3ucb-h").run({**config, "prefetch": True},
+                                            np.random.SeedSequence(3))
     np.testing.assert_array_equal(plain.regret, piped.regret)
     np.testing.assert_array_equal(plain.comm_rounds, piped.comm_rounds)

@@ -49,7 +49,7 @@ def test_each_club_replicate_is_its_separate_run(make):
 def test_club_studies_run_their_seeds_in_lockstep(name):
     entry = get_algorithm(name)
     config = {**entry.defaults, "horizon": 400, "environment": {"setting": "seed000"}}
-    together = entry.lockstep(config, SEEDS)
+    together = entry.run_seeds(config, SEEDS)
     for seed, b in zip(SEEDS, together, strict=True):
         a = entry.run(config, seed)
         np.testing.assert_array_equal(b.regret, a.regret)

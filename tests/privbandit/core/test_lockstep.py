@@ -8,7 +8,6 @@ import pytest
 from privbandit.envs import LinearUsersEnv, PoolItems, SphereItems, seed000_environment
 from privbandit.errors import ConfigError, NormBoundError
 from privbandit.fclub import make_policy
-from privbandit.fclub.study import build_run
 from privbandit.policies import LinTS, LinUCB
 from privbandit.policies.lockstep import BatchedLinUCB
 from privbandit.registry import get_algorithm
@@ -18,6 +17,12 @@ from privbandit.studies import parse_study, run_study
 from privbandit.studies.runner import cell_tasks
 
 SEEDS = [np.random.SeedSequence(11, spawn_key=(i,)) for i in range(4)]
+
+def build_run(name: str, cfg: dict, seed) -> tuple:
+    """(policy, world, horizon) of entry `name`'s run on `seed`."""
+    built = get_algorithm(name).setup(cfg, seed)
+    return built.protocol, built.env, built.horizon
+
 
 
 def worlds(seeds=SEEDS, **kw):
@@ -149,7 +154,7 @@ FCLUB_CONFIG = {**get_algorithm("fclub-dc").defaults, "horizon": 700,
 def test_fclub_dc_replicates_are_their_separate_runs():
     entry = get_algorithm("fclub-dc")
     separate = [entry.run(FCLUB_CONFIG, s) for s in SEEDS]
-    together = entry.lockstep(FCLUB_CONFIG, SEEDS)
+    together = entry.run_seeds(FCLUB_CONFIG, SEEDS)
     assert_same(separate, together)
     for a, b in zip(separate, together, strict=True):
         np.testing.assert_array_equal(b.cluster_error, a.cluster_error)

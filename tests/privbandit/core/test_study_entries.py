@@ -26,7 +26,8 @@ def test_entries_run_and_repeat(name):
 def test_entry_passes_parameters_and_refuses_unknown_ones():
     config = {"horizon": 20, "environment": {"users": 4, "clusters": 2}, "beta": 0.2}
     assert get_algorithm("linucb").run(config, SEED).params["beta"] == 0.2
-    with pytest.raises(ConfigError, match="linucb parameters must be valid keywords"):
+    with pytest.raises(ConfigError, match=r"unknown key 'betta' in \[algorithm.params\] of "
+                                          r"linucb; did you mean 'beta'\?"):
         get_algorithm("linucb").run({**config, "betta": 1}, SEED)
 
 

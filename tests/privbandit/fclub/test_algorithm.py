@@ -10,8 +10,8 @@ from privbandit.envs import seed000_environment
 from privbandit.fclub import FclubConfig, FederatedClub, PerServer, make_policy
 from privbandit.fclub.audit import phase_starts
 from privbandit.fclub.models import logdet
-from privbandit.fclub.study import run_algorithm
 from privbandit.policies.linear import LinUCB
+from privbandit.registry import get_algorithm
 
 SMALL = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
 
@@ -191,9 +191,9 @@ def test_same_seed_same_run_and_different_seed_differs():
     config = {"horizon": 300, "environment": SMALL, "epsilon": 1.0, "delta": 0.1,
               "calibration": "tight"}
     seq = np.random.SeedSequence(7, spawn_key=(0,))
-    a = run_algorithm("cdp-fclub-dc", config, seq)
-    b = run_algorithm("cdp-fclub-dc", config, np.random.SeedSequence(7, spawn_key=(0,)))
-    c = run_algorithm("cdp-fclub-dc", config, np.random.SeedSequence(7, spawn_key=(1,)))
+    a = get_algorithm("cdp-fclub-dc").run(config, seq)
+    b = get_algorithm("cdp-fclub-dc").run(config, np.random.SeedSequence(7, spawn_key=(0,)))
+    c = get_algorithm("cdp-fclub-dc").run(config, np.random.SeedSequence(7, spawn_key=(1,)))
     assert np.array_equal(a.regret, b.regret) and np.array_equal(a.reward, b.reward)
     assert a.comm == b.comm and a.ledgers == b.ledgers
     assert np.array_equal(a.comm_rounds, b.comm_rounds)

@@ -5,13 +5,18 @@ import numpy as np
 import pytest
 
 from privbandit.fclub.models import inverse, logdet, logdets
-from privbandit.fclub.study import build_run
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run
 from privbandit.runtime.lockstep import run_lockstep
 
 SEEDS = [np.random.SeedSequence(5, spawn_key=(i,)) for i in range(3)]
 WORLD = {"setting": "seed000", "servers": 5}
+
+def build_run(name: str, cfg: dict, seed) -> tuple:
+    """(policy, world, horizon) of entry `name`'s run on `seed`."""
+    built = get_algorithm(name).setup(cfg, seed)
+    return built.protocol, built.env, built.horizon
+
 
 
 def config(name: str, horizon: int, **values) -> dict:
@@ -74,7 +79,7 @@ def test_guarded_runs_its_seeds_one_by_one():
     # the billboard's shared track has no batched twin: the entry runs seeds separately
     cfg = config("cdp-fclub-dc+", 300, epsilon=2.0)
     assert not build_run("cdp-fclub-dc+", cfg, SEEDS[0])[0].lockstep_ready
-    results = get_algorithm("cdp-fclub-dc+").lockstep(cfg, SEEDS[:2])
+    results = get_algorithm("cdp-fclub-dc+").run_seeds(cfg, SEEDS[:2])
     assert all("lockstep_replicates" not in r.timings for r in results)
 
 
@@ -120,7 +125,7 @@ def test_baselines_run_their_seeds_in_lockstep(name):
     for seed in SEEDS:
         policy, env, horizon = build_run(name, cfg, seed)
         alone.append((policy, run(policy, env, horizon, seed, algorithm=name)))
-    together = entry.lockstep(cfg, SEEDS)
+    together = entry.run_seeds(cfg, SEEDS)
     for (single, a), b in zip(alone, together, strict=True):
         np.testing.assert_array_equal(b.regret, a.regret)
         assert b.algorithm == a.algorithm == name and b.params == a.params

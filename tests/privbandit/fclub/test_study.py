@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from privbandit.errors import ConfigError
-from privbandit.fclub.study import ENTRIES, run_algorithm
+from privbandit.fclub.study import ENTRIES
 from privbandit.registry import algorithms, get_algorithm
 from privbandit.studies.command import default_study_text
 from privbandit.studies.spec import parse_study
@@ -34,7 +34,7 @@ def test_every_name_is_registered_with_its_privacy_flags():
 @pytest.mark.parametrize("name", NAMES)
 def test_each_algorithm_runs_and_reports(name):
     seed = np.random.SeedSequence(3, spawn_key=(0,))
-    result = run_algorithm(name, config(name), seed)
+    result = get_algorithm(name).run(config(name), seed)
     assert result.horizon == 120 and result.algorithm == name
     assert np.all(result.regret >= -1e-12)
     if name == "cdp-fclub-dc+":
@@ -52,22 +52,15 @@ def test_each_algorithm_runs_and_reports(name):
         assert record["comm_rounds_curve"][-1] == result.comm["rounds"]
 
 
-def test_runs_sharing_a_seed_share_the_world(monkeypatch):
-    import privbandit.fclub.study as study
+def test_runs_sharing_a_seed_share_the_world():
     from privbandit.runtime import seed_streams
 
-    worlds = []
-    real_run = study.run
-
-    def spy(policy, env, horizon, seed, **kw):
-        worlds.append(env)
-        return real_run(policy, env, horizon, seed, **kw)
-
-    monkeypatch.setattr(study, "run", spy)
     seed = np.random.SeedSequence(5, spawn_key=(2,))
-    a = run_algorithm("fclub-dc", config("fclub-dc", 200), seed)
-    b = run_algorithm("cdp-fclub-dc", config("cdp-fclub-dc", 200), seed)
+    a = get_algorithm("fclub-dc").run(config("fclub-dc", 200), seed)
+    b = get_algorithm("cdp-fclub-dc").run(config("cdp-fclub-dc", 200), seed)
     assert a.environment == b.environment and not np.array_equal(a.regret, b.regret)
+    worlds = [get_algorithm(name).setup(config(name, 200), seed).env
+              for name in ("fclub-dc", "cdp-fclub-dc")]
     views = []
     for env in worlds:  # replay each world's round stream: same users, items, expectations
         env.reset(seed_streams(seed)["rounds"])
@@ -83,12 +76,12 @@ def test_bad_environment_and_parameters_are_named():
     seed = np.random.SeedSequence(0)
     bad_env = {**config("fclub"), "environment": {**ENV, "colour": 1}}
     with pytest.raises(ConfigError, match=r"unknown key 'colour' in \[environment\]"):
-        run_algorithm("fclub", bad_env, seed)
-    with pytest.raises(ConfigError, match=r"horizon must be an integer >= 1"):
-        run_algorithm("fclub", {"environment": ENV}, seed)
+        get_algorithm("fclub").run(bad_env, seed)
+    with pytest.raises(ConfigError, match=r"horizon must be an integer >= 1 in the run's config"):
+        get_algorithm("fclub").run({"environment": ENV}, seed)
     with pytest.raises(ConfigError, match=r"n_servers must be at most n_users = 6"):
-        run_algorithm("fclub-dc", {**config("fclub-dc"), "environment": {**ENV, "servers": 7}},
-                      seed)
+        get_algorithm("fclub-dc").run({**config("fclub-dc"),
+                                       "environment": {**ENV, "servers": 7}}, seed)
 
 
 def test_default_tradeoff_study_compares_guarded_plain_and_alone():

@@ -20,6 +20,9 @@ from privbandit.fedmab import (
 )
 from privbandit.fedmab import engine as engine_module
 from privbandit.result import RunResult
+from privbandit.runtime import play_algorithm
+
+from .runs import simulate
 
 T = 10**6
 
@@ -43,7 +46,7 @@ ALGOS = [
 def test_run_invariants(make, eps, horizon, seed, het):
     env = small_env(seed=seed % 97, heterogeneous=het)
     algo = make(eps, horizon)
-    run = algo.simulate(env, np.random.default_rng(seed))
+    run = simulate(algo, env, np.random.default_rng(seed))
     res = run.result
     assert isinstance(res, RunResult) and res.horizon == horizon
     assert run.pulls.sum(axis=1).tolist() == [horizon] * env.n_users
@@ -58,14 +61,14 @@ def test_run_invariants(make, eps, horizon, seed, het):
         assert ledger["epsilon_spent"] <= eps * (1 + 1e-9)
         assert all(e["releases"] == 1 for e in ledger["epochs"])
         assert len(ledger["epochs"]) >= len(run.epochs)
-    again = algo.simulate(env, np.random.default_rng(seed)).result
+    again = simulate(algo, env, np.random.default_rng(seed)).result
     np.testing.assert_array_equal(res.regret, again.regret)
     assert res.comm == again.comm
 
 
 def test_the_paper_scale_run_is_fast_and_finds_the_best_arm():
     env = MultiAgentBernoulliMAB.uniform(50, 100, np.random.default_rng(1))
-    run = CDPMAB(1.0, T).simulate(env, np.random.default_rng(2))
+    run = simulate(CDPMAB(1.0, T), env, np.random.default_rng(2))
     assert run.committed == env.best_arm
     assert run.result.regret.size == T
     assert run.result.timings["simulate"] < 5.0  # ~0.05 s idle; generous for a shared machine
@@ -75,7 +78,7 @@ def test_the_paper_scale_run_is_fast_and_finds_the_best_arm():
 
 def test_partial_participation_uploads_ceil_pm_means_per_epoch():
     env = small_env(m=50, k=10)
-    run = CDPMAB(1.0, 20000, participation=0.6).simulate(env, np.random.default_rng(0))
+    run = simulate(CDPMAB(1.0, 20000, participation=0.6), env, np.random.default_rng(0))
     assert run.result.comm["uploaders"] == 30
     assert run.result.comm["messages_by_direction"]["upload"] == 30 * len(run.epochs)
 
@@ -83,7 +86,7 @@ def test_partial_participation_uploads_ceil_pm_means_per_epoch():
 def test_r_round_variant_releases_and_communicates_at_most_r_times():
     env = small_env(m=10, k=20)
     for rounds in (1, 2, 3, 5):
-        run = CDPMAB(1.0, 50000, rounds=rounds).simulate(env, np.random.default_rng(rounds))
+        run = simulate(CDPMAB(1.0, 50000, rounds=rounds), env, np.random.default_rng(rounds))
         assert len(run.epochs) <= rounds
         assert all(len(led["epochs"]) <= rounds for led in run.result.ledgers)
         if run.committed is None:  # epoch R ran to the horizon (sized for S = T/K)
@@ -92,7 +95,7 @@ def test_r_round_variant_releases_and_communicates_at_most_r_times():
 
 def test_decentralized_rounds_last_diameter_slots_and_cost_links():
     env = small_env(m=8, k=4)
-    run = DDPMAB(1.0, 20000, ring(8), agent_cost=2.0).simulate(env, np.random.default_rng(0))
+    run = simulate(DDPMAB(1.0, 20000, ring(8), agent_cost=2.0), env, np.random.default_rng(0))
     assert all(e.delay == 4 for e in run.epochs)
     assert run.result.comm["cost"] == 2.0 * 8 * 4 * len(run.epochs)  # every edge, every slot
 
@@ -100,7 +103,7 @@ def test_decentralized_rounds_last_diameter_slots_and_cost_links():
 def test_hybrid_cost_counts_sink_uploads_and_tree_links():
     env = small_env(m=7, k=4)
     g = disjoint_union([star(4), fully_connected(1), fully_connected(2)])
-    run = HDPMAB(1.0, 20000, g, server_cost=10.0).simulate(env, np.random.default_rng(0))
+    run = simulate(HDPMAB(1.0, 20000, g, server_cost=10.0), env, np.random.default_rng(0))
     per_round = 10.0 * 3 + 1.0 * (3 + 0 + 1)
     assert run.result.comm["cost"] == per_round * len(run.epochs)
     assert all(e.delay == 1 for e in run.epochs)
@@ -118,7 +121,7 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
 
     monkeypatch.setattr(engine_module, "epoch_mechanism", lambda *a: OverBudget())
     with pytest.raises(BudgetExceededError, match="over the budget epsilon=1"):
-        CDPMAB(1.0, 1000).run(small_env(), np.random.default_rng(0))
+        play_algorithm(CDPMAB(1.0, 1000), small_env(), np.random.default_rng(0))
     assert released == []
 
 
@@ -146,12 +149,12 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
          "sampler must be a Sampler"),
         (lambda: MultiAgentBernoulliMAB([0.5, 1.2], n_users=3), RewardError,
          r"means must be Bernoulli reward means in \[0, 1\]; got values \[1.2\]"),
-        (lambda: CDPMAB(1.0, 100).run(small_env(), 7), ConfigError,
+        (lambda: play_algorithm(CDPMAB(1.0, 100), small_env(), 7), ConfigError,
          "rng must be a numpy.random.Generator; got 7"),
-        (lambda: DDPMAB(1.0, 100, ring(3)).run(small_env(), np.random.default_rng(0)),
+        (lambda: play_algorithm(DDPMAB(1.0, 100, ring(3)), small_env(), np.random.default_rng(0)),
          ConfigError, "env must be an environment with 3 agents"),
-        (lambda: CDPMAB(1.0, 100).run([0.5, 0.2], np.random.default_rng(0)), ConfigError,
-         "env must be a MultiAgentBernoulliMAB"),
+        (lambda: play_algorithm(CDPMAB(1.0, 100), [0.5, 0.2], np.random.default_rng(0)),
+         ConfigError, "env must be a MultiAgentBernoulliMAB"),
     ],
 )
 def test_bad_input_raises_named_errors(build, error, match):
@@ -160,12 +163,12 @@ def test_bad_input_raises_named_errors(build, error, match):
 
 
 def test_exact_sampler_run_charges_epsilon_per_agent():
-    run = CDPMAB(1.0, 3000, sampler="exact").simulate(small_env(m=3, k=4),
+    run = simulate(CDPMAB(1.0, 3000, sampler="exact"), small_env(m=3, k=4),
                                                       np.random.default_rng(0))
     assert run.result.params["sampler"] == "exact" and run.result.privacy.float_safe
-    grid = CDPMAB(1.0, 3000).simulate(small_env(m=3, k=4), np.random.default_rng(0))
+    grid = simulate(CDPMAB(1.0, 3000), small_env(m=3, k=4), np.random.default_rng(0))
     assert grid.result.params["sampler"] == "grid" and grid.result.privacy.float_safe
-    fast = CDPMAB(1.0, 3000, sampler="fast").simulate(small_env(m=3, k=4),
+    fast = simulate(CDPMAB(1.0, 3000, sampler="fast"), small_env(m=3, k=4),
                                                       np.random.default_rng(0))
     assert fast.result.params["sampler"] == "fast" and fast.result.privacy.float_safe is False
     assert run.result.privacy.details["per_agent_epsilon"] == pytest.approx([1.0] * 3)
@@ -177,6 +180,6 @@ def test_result_is_json_serialisable():
     g = disjoint_union([star(3), ring(3)])
     for algo in (CDPMAB(1.0, 5000, participation=0.5), DDPMAB(1.0, 5000, ring(6)),
                  HDPMAB(1.0, 5000, g)):
-        data = algo.run(small_env(), np.random.default_rng(0)).to_dict(max_points=20)
+        data = play_algorithm(algo, small_env(), np.random.default_rng(0)).to_dict(max_points=20)
         text = json.dumps(data, allow_nan=False)
         assert json.loads(text)["algorithm"] == algo.name

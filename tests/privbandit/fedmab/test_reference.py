@@ -15,6 +15,7 @@ from privbandit.fedmab import (
 )
 
 from . import round_reference as ref
+from .runs import simulate
 
 HYBRID = disjoint_union([ring(4), star(3), fully_connected(1), fully_connected(2)])
 CASES = [
@@ -39,7 +40,7 @@ def test_engine_plays_the_reference_arms(kind, ref_kwargs, cls, kwargs, heteroge
                                          heterogeneous=heterogeneous)
     horizon, eps = 3000, 2.0
     algo = cls(eps, horizon, **kwargs)
-    run = algo.simulate(env, np.random.default_rng(seed))
+    run = simulate(algo, env, np.random.default_rng(seed))
     arms, regret, cost, committed = ref.reference_run(
         env, kind, epsilon=eps, horizon=horizon, rng=np.random.default_rng(seed),
         sampler=algo.sampler, server_cost=getattr(algo, "server_cost", 0.0), **ref_kwargs,
@@ -54,7 +55,7 @@ def test_engine_plays_the_reference_arms(kind, ref_kwargs, cls, kwargs, heteroge
 
 def test_horizon_ending_inside_an_epoch_matches_the_reference():
     env = MultiAgentBernoulliMAB.uniform(3, 5, np.random.default_rng(9))
-    run = CDPMAB(0.5, 97).simulate(env, np.random.default_rng(4))
+    run = simulate(CDPMAB(0.5, 97), env, np.random.default_rng(4))
     arms, regret, _, committed = ref.reference_run(
         env, "cdp", epsilon=0.5, horizon=97, rng=np.random.default_rng(4),
         sampler=CDPMAB(0.5, 97).sampler,

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
 from privbandit.fedmab import EpochSchedule, confidence_radius
+from privbandit.runtime import play_algorithm
 
 
 def radius_by_hand(s, r, n, eps, k, t):
@@ -86,8 +87,8 @@ def test_rounds_bound_is_the_papers_condition_and_a_smaller_r_warns():
     assert rounds_bound(10**6, 1) is None  # one agent: no federation to compare
     env = MultiAgentBernoulliMAB(np.linspace(0.1, 0.9, 4), n_users=8)
     with pytest.warns(RoundsBelowBoundWarning, match=r"R >= 2 ln T / ln M = 9\.53.*rounds >= 10"):
-        CDPMAB(1.0, 20_000, rounds=3).run(env, np.random.default_rng(0))
+        play_algorithm(CDPMAB(1.0, 20_000, rounds=3), env, np.random.default_rng(0))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RoundsBelowBoundWarning)
-        CDPMAB(1.0, 20_000, rounds=10).run(env, np.random.default_rng(0))
-        CDPMAB(1.0, 20_000).run(env, np.random.default_rng(0))  # no limit
+        play_algorithm(CDPMAB(1.0, 20_000, rounds=10), env, np.random.default_rng(0))
+        play_algorithm(CDPMAB(1.0, 20_000), env, np.random.default_rng(0))  # no limit

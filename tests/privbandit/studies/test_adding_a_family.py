@@ -61,9 +61,14 @@ def test_the_entry_declares_what_the_page_says(family):
     configs = {run.label: run.config() for run in spec.runs()}
     assert configs["greedy"]["explore"] == 0.0  # the preset
     assert configs["greedy"]["environment"] == {"arms": 5}
-    result = module.run_epsilon_greedy(configs["greedy"], np.random.SeedSequence(1))
+    result = module.ENTRY.run(configs["greedy"], np.random.SeedSequence(1))
     assert result.algorithm == "epsilon-greedy" and result.horizon == 3000
     assert result.params["explore"] == 0.0
+    direct = module.ENTRY.run({"horizon": 3000, "explore": 0.0, "environment": {"arms": 5}},
+                              np.random.SeedSequence(1))
+    np.testing.assert_array_equal(direct.regret, result.regret)
+    with pytest.raises(ConfigError, match="unknown key 'explroe'"):
+        module.ENTRY.run({"horizon": 10, "explroe": 0.1}, 1)
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -6,7 +6,7 @@ import pytest
 
 from privbandit.studies import parse_study, run_study
 
-from .test_runner import study
+from .test_runner import study, without_times
 
 distributed = pytest.importorskip("distributed")
 
@@ -23,8 +23,7 @@ def test_dask_cluster_matches_local_pool(tmp_path, monkeypatch):
         remote = run_study(spec, tmp_path / "dask", executor=client.get_executor(), progress=False)
         workers = client.run(os.getpid)
     assert len(workers) == 2 and os.getpid() not in workers.values()
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_seconds"} for r in rs]
-    assert strip(local.records) == strip(remote.records)
+    assert without_times(local.records) == without_times(remote.records)
 
 
 def test_unreachable_scheduler_is_a_config_error():

@@ -181,10 +181,10 @@ def test_an_unknown_key_of_an_algorithm_table_is_named():
 
 def test_a_preset_is_checked_when_the_entry_is_declared():
     with pytest.raises(ConfigError, match="unknown key 'delt' in preset 'paper' of x"):
-        AlgorithmEntry("x", lambda c, s: None, private=True, needs_delta=True,
+        AlgorithmEntry("x", lambda config, streams: None, private=True, needs_delta=True,
                        presets={"paper": {"delt": 0.1}})
     with pytest.raises(ConfigError, match=r"paper.*delta must be a finite number in \(0, 1\)"):
-        AlgorithmEntry("x", lambda c, s: None, private=True, needs_delta=True,
+        AlgorithmEntry("x", lambda config, streams: None, private=True, needs_delta=True,
                        presets={"paper": {"delta": 2.0}})
 
 
@@ -259,7 +259,7 @@ def test_every_entry_declares_and_lists_its_keys(capsys):
     from privbandit.cli import main
 
     for name, entry in algorithms().items():
-        if not getattr(entry.run, "func", entry.run).__module__.startswith("privbandit."):
+        if not getattr(entry.build, "func", entry.build).__module__.startswith("privbandit."):
             continue  # the tests' own entries
         assert entry.environment, name
         assert entry.private == ("epsilon" in {p.name for p in entry.params}), name

@@ -11,38 +11,80 @@ import time
 import numpy as np
 
 from privbandit.accounting import LaplaceEvent, Ledger, PrivacyStatement
+from privbandit.envs import Environment, Outcome, Round
+from privbandit.protocol import Protocol
 from privbandit.registry import _REGISTRY, AlgorithmEntry, register_algorithm
-from privbandit.result import RunResult
+from privbandit.runtime import Setup
 from privbandit.schema import Param
 
 
-def run_toy(config, seed):
-    rng = np.random.default_rng(seed)
-    horizon = config["horizon"]
-    time.sleep(config.get("sleep", 0.0))
-    if seed.spawn_key[-1] in config.get("fail_seeds", ()):
+class ToyWorld(Environment):
+    """Nothing to observe: the toy protocol writes its regret itself."""
+
+    def reset(self, rng):
+        return None
+
+    def observe(self, t):
+        return Round(t, 0, None)
+
+    def act(self, t, action):
+        return Outcome(0.0, 0.0, 0.0, 0.0)
+
+    def describe(self):
+        return {"name": "toy"}
+
+
+class Toy(Protocol):
+    """Regret draws scaled by 1/epsilon, one Laplace release charged to one ledger."""
+
+    name = "toy"
+
+    def __init__(self, config):
+        self.config = config
+        eps = config.get("epsilon")
+        self.scale = (1.0 if eps is None else 1.0 + 1.0 / eps) * config["scale"]
+        if config.get("calibration") == "paper":
+            self.scale *= 2.0
+        self.ledger = None if eps is None else Ledger("toy-user", epsilon=eps)
+
+    def start(self, env, horizon, rng):
+        time.sleep(self.config["sleep"])
+        if self.ledger is not None:
+            self.ledger.charge(LaplaceEvent(1.0 / self.config["epsilon"], 1.0))
+
+    def advance(self, env, t, regret, reward, rng):
+        rounds = np.arange(t + 1, t + 1 + regret.size)
+        regret[:] = rng.random(regret.size) * self.scale / np.sqrt(rounds)
+        reward[:] = -regret
+        return regret.size
+
+    def params(self):
+        return {k: v for k, v in self.config.items() if k != "environment"}
+
+    def comm_details(self):
+        return {"rounds": 3, "messages": 6}
+
+    def ledgers(self):
+        return [] if self.ledger is None else [self.ledger]
+
+    def privacy(self):
+        return PrivacyStatement.none("toy")
+
+
+def build_toy(config, streams):
+    # a planted failure by seed index: a stream's SeedSequence is child (index, stream)
+    index = streams["world"].bit_generator.seed_seq.spawn_key[-2]
+    if index in config["fail_seeds"]:
         raise RuntimeError("planted failure")
-    eps = config.get("epsilon")
-    scale = 1.0 if eps is None else 1.0 + 1.0 / eps
-    if config.get("calibration") == "paper":
-        scale *= 2.0
-    scale *= config.get("scale", 1.0)
-    regret = rng.random(horizon) * scale / np.sqrt(np.arange(1, horizon + 1))
-    ledgers = []
-    if eps is not None:
-        ledger = Ledger("toy-user", epsilon=eps)
-        ledger.charge(LaplaceEvent(1.0 / eps, 1.0))
-        ledgers.append(ledger.summary())
-    return RunResult("toy", dict(config), regret, -regret, comm={"rounds": 3, "messages": 6},
-                     ledgers=ledgers, privacy=PrivacyStatement.none("toy"))
+    return Setup(Toy(config), ToyWorld(), config["horizon"])
 
 
 PARAMS = (Param("sleep", float, 0.0, "seconds to sleep", range="[0, inf)"),
           Param("fail_seeds", list, [], "seed indices that raise"),
           Param("scale", float, 1.0, "factor on the regret", range="(0, inf)"))
-TOY = AlgorithmEntry("toy", run_toy, private=True, calibrations=("tight", "paper"),
+TOY = AlgorithmEntry("toy", build_toy, private=True, calibrations=("tight", "paper"),
                      params=PARAMS)
-TOY_PLAIN = AlgorithmEntry("toy-plain", run_toy, params=PARAMS)
+TOY_PLAIN = AlgorithmEntry("toy-plain", build_toy, params=PARAMS)
 for entry in (TOY, TOY_PLAIN):
     if entry.name not in _REGISTRY:
         register_algorithm(entry)

@@ -10,12 +10,13 @@ from privbandit.envs.vertical import VerticalSplit
 from privbandit.errors import ConfigError
 from privbandit.policies import LinUCB
 from privbandit.vertical.leakage import (
-    collect_traffic,
     gram_error,
     known_plaintext_curve,
     pca_curve,
     population_sample,
 )
+
+from .runs import collect_traffic
 
 
 @pytest.fixture

@@ -9,9 +9,12 @@ from scipy import stats
 
 from privbandit.envs.vertical import VerticalSplit, seed003_environment
 from privbandit.policies import LinTS, LinUCB, Policy
+from privbandit.runtime import run as run_centralized
 from privbandit.runtime import seed_streams
-from privbandit.vertical import VerticalFederation, mask_stream, run_centralized, run_vertical
+from privbandit.vertical import VerticalFederation
 from privbandit.vertical.ties import TieTolerant
+
+from .runs import mask_stream, run_vertical
 
 WIDTHS = (4, 3, 3)
 

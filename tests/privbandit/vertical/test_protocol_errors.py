@@ -10,10 +10,12 @@ from privbandit.mechanisms.errors import SealError
 from privbandit.mechanisms.sealing import ChannelSender
 from privbandit.policies import LinUCB
 from privbandit.runtime import seed_streams
-from privbandit.vertical import VerticalFederation, mask_stream, wire
+from privbandit.vertical import VerticalFederation, wire
 from privbandit.vertical.errors import ProtocolError
 from privbandit.vertical.roles import ACTIVE, MaskGenerator, PassiveParty
 from privbandit.vertical.ties import TieTolerant
+
+from .runs import mask_stream
 
 WIDTHS = (4, 3, 3)
 BAD_ROUND = 3

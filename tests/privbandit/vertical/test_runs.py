@@ -12,8 +12,9 @@ from privbandit.envs.vertical import VerticalSplit
 from privbandit.errors import ConfigError
 from privbandit.mechanisms.masks import MASK_EVENT
 from privbandit.policies import LinTS, LinUCB
-from privbandit.vertical import run_partial_local, run_vertical
 from privbandit.vertical.ties import TieTolerant
+
+from .runs import run_partial_local, run_vertical
 
 WIDTHS, K, D, T = (4, 3, 3), 8, 10, 30
 
