@@ -3,7 +3,7 @@
     Release(round, values, channel=0)
     Transcript(releases); Transcript.of([(round, values), (round, values, channel), ...])
     audit_transcripts(sample, n, claim, *, rng, confidence=0.95, delta=None, name=...,
-                      relation=..., pair=..., ridge=0.1) -> AuditReport
+                      relation=..., pair=..., ridge=0.1, gaussian=False) -> AuditReport
 
 A transcript is what other parties receive over a whole run: a sequence of
 releases, each a `Release(round, values, channel)` -- the round (or release
@@ -36,9 +36,16 @@ at confidence 1 - (1 - confidence) / 2 (union bound, as the battery does):
 On the test half Clopper-Pearson bounds on the chosen event's probabilities
 under the two worlds give eps >= ln((p_hi_lower - delta) / p_lo_upper), which
 holds with probability >= `confidence` for any algorithm (no assumption on
-it).  The report is an `AuditReport`: `tester` names the statistic that found
-the bound ("schedule" or "values"), its one finding is distributional (the
-schedule is part of the view), and `details["statistics"]` lists both.
+it).  `gaussian=True` adds a third statistic, "values-gdp": the same score
+read through `GaussianDPTester` (mu from the two probabilities, then epsilon
+at delta), far tighter when the algorithm's noise is Gaussian and valid
+only when the score's trade-off curve is (checked on the fit half); the
+failure probability is then split three ways.
+
+The report is an `AuditReport`: `tester` names the statistic that found the
+bound ("schedule", "values" or "values-gdp"), its one finding is
+distributional (the schedule is part of the view), and
+`details["statistics"]` lists every statistic's bound and evidence.
 """
 from __future__ import annotations
 
@@ -57,7 +64,7 @@ from .events import EventSearchTester
 from .findings import DISTRIBUTIONAL, Finding
 from .report import AuditReport
 from .statistics import LinearDiscriminant, Projection
-from .testers import ThresholdTester, check_confidence, split_runs
+from .testers import GaussianDPTester, ThresholdTester, check_confidence, split_runs
 
 HALF = 0.5  # the fit half: the share of each sample that learns the statistics
 # Above this many coordinates per fit run (pooled over both worlds) a covariance is not
@@ -219,11 +226,16 @@ def audit_transcripts(
     relation: str = RELATION,
     pair: str = "world 0 and its neighbour 1",
     ridge: float = 0.1,
+    gaussian: bool = False,
 ) -> AuditReport:
     """Sample `n` whole transcripts per world and bound epsilon (see the module docstring).
 
     claim: a `Claim`, an epsilon, an (epsilon, delta) tuple or a privacy event
     (read at `delta`).  The bound holds with probability >= `confidence`.
+    gaussian: also read the values' score through the Gaussian-DP tester (a third
+    statistic, "values-gdp", when the claim's delta > 0): far tighter for algorithms
+    whose noise is Gaussian, valid only if the score's trade-off curve is Gaussian
+    (checked on the fit half; it falls back to the threshold bound otherwise).
     """
     if not callable(sample):
         raise invalid("sample", sample, "a callable sample(which, rng) -> transcript")
@@ -235,9 +247,12 @@ def audit_transcripts(
     start = time.perf_counter()
     worlds = [_draw(sample, which, g, n) for which, g in enumerate(rng.spawn(2))]
     fit = len(split_runs(np.empty(n), HALF, n, "n")[0])
-    each = 1.0 - (1.0 - confidence) / 2.0
+    testers = {"values": ThresholdTester}
+    if gaussian and claim.delta > 0:
+        testers["values-gdp"] = GaussianDPTester
+    each = 1.0 - (1.0 - confidence) / (1 + len(testers))
     bounds = {"schedule": _schedule_bound(worlds, n, claim.delta, each),
-              "values": _values_bound(worlds, n, fit, ridge, claim.delta, each)}
+              **_values_bounds(worlds, n, fit, ridge, testers, claim.delta, each)}
     found_by = max(bounds, key=lambda k: bounds[k].epsilon)  # the first of equals: schedule
     best = bounds[found_by]
     evidence = f"{found_by}: {best.details.get('evidence', '')}"
@@ -249,7 +264,8 @@ def audit_transcripts(
     return AuditReport(
         mechanism=name, relation=relation, pair=pair, claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta, claim_source=claim.source, tester=found_by,
-        assumptions="none (any algorithm; worlds fixed, its coins fresh in every sample)",
+        assumptions=("none (any algorithm; worlds fixed, its coins fresh in every sample)"
+                     if found_by != "values-gdp" else best.assumptions),
         epsilon_lower_bound=float(best.epsilon), confidence=confidence, samples_per_side=n,
         pairs_tested=1, wall_time_s=time.perf_counter() - start, details=details,
         findings=[Finding(DISTRIBUTIONAL, float(best.epsilon), found_by, evidence)])
@@ -269,9 +285,10 @@ def _schedule_bound(worlds, n: int, delta: float, confidence: float):
     return tester.bound(rows[:n], rows[n:], delta=delta, confidence=confidence)
 
 
-def _values_bound(worlds, n: int, fit: int, ridge: float, delta: float, confidence: float):
+def _values_bounds(worlds, n: int, fit: int, ridge: float, testers: dict, delta: float,
+                   confidence: float) -> dict:
     places = layout(worlds[0][:fit] + worlds[1][:fit])
     x0, x1 = aligned(worlds[0], places), aligned(worlds[1], places)
     statistic = values_statistic(x0.shape[1], fit, ridge)
-    tester = ThresholdTester(statistic, holdout=HALF, max_selection=n)
-    return tester.bound(x0, x1, delta=delta, confidence=confidence)
+    return {name: tester(statistic, holdout=HALF, max_selection=n).bound(
+        x0, x1, delta=delta, confidence=confidence) for name, tester in testers.items()}
