@@ -1,8 +1,8 @@
 """Whole transcripts of a registry entry's runs, for the black-box audit.
 
     sample_entry(name, config, seed, at, agent=0) -> sample(which, rng) -> Transcript
-    audit_entry_transcripts(name, config, seed, at, n, *, rng, confidence=0.95)
-        -> AuditReport
+    audit_entry_transcripts(name, config, seed, at, n, *, rng, confidence=0.95,
+                            gaussian=False) -> AuditReport
 
 `sample(which, rng)` plays entry `name` once on its world (which = 0) or on
 the neighbour whose reward of round `at` moved to the other end of its range
@@ -87,7 +87,8 @@ def _transcript(play: Any, world: Any) -> Transcript:
 
 
 def audit_entry_transcripts(name: str, config: dict[str, Any], seed: Any, at: int, n: int,
-                            *, rng: Any, confidence: float = 0.95) -> AuditReport:
+                            *, rng: Any, confidence: float = 0.95,
+                            gaussian: bool = False) -> AuditReport:
     """Black-box audit of entry `name` flipped at round `at`, `n` transcripts per world,
     against its claim under the interactive relation (an entry without one is refused)."""
     eps, delta, statement = claimed(name, config, seed)
@@ -96,4 +97,5 @@ def audit_entry_transcripts(name: str, config: dict[str, Any], seed: Any, at: in
                            f"interactive relation (its relation is {statement.relation.value})")
     return audit_transcripts(
         sample_entry(name, config, seed, at), n, (eps, delta), rng=rng, confidence=confidence,
-        name=name, relation=Relation.INTERACTIVE.value, pair=f"reward of round {at} flipped")
+        gaussian=gaussian, name=name, relation=Relation.INTERACTIVE.value,
+        pair=f"reward of round {at} flipped")
