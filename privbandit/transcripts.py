@@ -16,10 +16,12 @@ samples black-box.
 Worlds fixed, coins fresh: the world (hidden parameters) comes from `seed`'s
 "world" stream and the rounds (arrivals, contexts, reward draws) from its
 "rounds" stream in every sample; the protocol (its coins and its mechanisms'
-noise) is built and played from a fresh seed drawn from `rng`.  An entry's
-`build` ties all three streams to one seed, so the world it hands out is
-patched (as `FlippedReward` patches it): its `reset` ignores the fresh
-run's round stream and restarts `seed`'s.  Entries whose worlds draw rewards
+noise) is built and played from a fresh seed drawn from `rng`.  The
+protocol's build reads of its own copy of the world only dimensions, users
+and (CDP-FCLUB-DC) the number of clusters, which every copy of a synthetic
+world shares.  An entry's `build` ties all three streams to one seed, so the
+world it hands out is patched (as `FlippedReward` patches it): its `reset`
+ignores the fresh run's round stream and restarts `seed`'s.  Entries whose worlds draw rewards
 per epoch from the protocol's own generator (`draw_sums`: the federated
 MAB) are refused, since their rewards cannot be held fixed while the coins
 vary.
