@@ -181,7 +181,7 @@ def aligned(transcripts: list[Transcript], places: dict) -> np.ndarray:
         for slot, r in _slots(t):
             if slot in places:
                 offset, size = places[slot]
-                v = r.values.ravel()[:size]
+                v = r.values.ravel()[:size]  # cut to the widest release the fit half saw
                 out[i, offset:offset + v.size] = v
     return out
 
