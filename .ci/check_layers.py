@@ -44,7 +44,7 @@ SUBLAYERS = (
     ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
     ("application", ("", "studies", "cli", "audit_command", "endtoend", "canaries",
-                     "__main__")),
+                     "transcripts", "__main__")),
 )
 
 

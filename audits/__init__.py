@@ -27,6 +27,8 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
       forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry)
+    Black box, whole transcripts: audit_transcripts(sample, n, claim, *, rng) -> AuditReport,
+      sample(which, rng) -> Transcript of Release(round, values, channel)
     One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
       method="snj"|"gdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline, score,
       relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run, score,
@@ -99,6 +101,9 @@ _NAMES = {
     "suite_failures": "suite",
     "suite_summary": "suite",
     "tree_factory": "streams",
+    "Release": "transcript",
+    "Transcript": "transcript",
+    "audit_transcripts": "transcript",
 }
 
 __all__ = sorted(_NAMES)

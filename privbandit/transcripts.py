@@ -1,0 +1,103 @@
+"""Whole transcripts of a registry entry's runs, for the black-box audit.
+
+    sample_entry(name, config, seed, at, agent=0) -> sample(which, rng) -> Transcript
+    audit_entry_transcripts(name, config, seed, at, n, *, rng, confidence=0.95,
+                            gaussian=False) -> AuditReport
+
+`sample(which, rng)` plays entry `name` once on its world (which = 0) or on
+the neighbour whose reward of round `at` moved to the other end of its range
+(which = 1, `privbandit.endtoend.FlippedReward`) and returns what other
+parties receive: every release of the run, recorded through
+`privbandit.mechanisms.tape`, stamped with the round last observed when it
+left and with its channel (the releasing mechanism, numbered in order of
+first release).  `privbandit.audits.audit_transcripts` audits the two
+samples black-box.
+
+Worlds fixed, coins fresh: the world (hidden parameters) comes from `seed`'s
+"world" stream and the rounds (arrivals, contexts, reward draws) from its
+"rounds" stream in every sample; the protocol (its coins and its mechanisms'
+noise) is built and played from a fresh seed drawn from `rng`.  The
+protocol's build reads of its own copy of the world only dimensions, users
+and (CDP-FCLUB-DC) the number of clusters, which every copy of a synthetic
+world shares.  An entry's `build` ties all three streams to one seed, so the
+world it hands out is patched (as `FlippedReward` patches it): its `reset`
+ignores the fresh run's round stream and restarts `seed`'s.  Entries whose worlds draw rewards
+per epoch from the protocol's own generator (`draw_sums`: the federated
+MAB) are refused, since their rewards cannot be held fixed while the coins
+vary.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privbandit.accounting.statement import Relation
+from privbandit.audits.report import AuditReport
+from privbandit.audits.transcript import Release, Transcript, audit_transcripts
+from privbandit.mechanisms.tape import Tape, recording
+
+from .endtoend import FlippedReward, claimed, setup
+from .errors import config_error
+from .runtime import seed_streams
+
+
+def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: int = 0):
+    """`sample(which, rng)`: one transcript of entry `name` (see the module docstring)."""
+    world, _ = setup(name, config, seed)  # fails early: an unknown entry, a bad config
+    if hasattr(world, "draw_sums"):
+        raise config_error("algorithm", name, "an entry whose world draws its rounds from the "
+                           "round stream (its epoch rewards come from the protocol's generator, "
+                           "which a transcript sample cannot hold fixed while the coins vary)")
+
+    def sample(which: int, rng: np.random.Generator) -> Transcript:
+        world, _ = setup(name, config, seed)
+        _, play = setup(name, config, int(rng.integers(2**63)))
+        pin_rounds(world, seed)
+        if which:
+            FlippedReward(world, at, agent)
+        return _transcript(play, world)
+
+    return sample
+
+
+def pin_rounds(world: Any, seed: Any) -> None:
+    """Make `world.reset` restart `seed`'s round stream whatever stream the run hands it."""
+    reset = world.reset
+    world.reset = lambda _fresh: reset(seed_streams(seed)["rounds"])
+
+
+def _transcript(play: Any, world: Any) -> Transcript:
+    """Every release of `play(world)`, with the round last observed and its channel."""
+    tape, marks = Tape(), []  # marks: (round, releases made before it was observed)
+    observe = world.observe
+
+    def observed(t: int):
+        marks.append((t, len(tape.entries)))
+        return observe(t)
+
+    world.observe = observed
+    with recording(tape):
+        play(world)
+    channels: dict[int, int] = {}
+    rounds = np.zeros(len(tape.entries), dtype=int)
+    for t, before in marks:
+        rounds[before:] = t
+    return Transcript(tuple(
+        Release(int(r), e.output, channels.setdefault(id(e.mechanism), len(channels)))
+        for r, e in zip(rounds, tape.entries, strict=True)))
+
+
+def audit_entry_transcripts(name: str, config: dict[str, Any], seed: Any, at: int, n: int,
+                            *, rng: Any, confidence: float = 0.95,
+                            gaussian: bool = False) -> AuditReport:
+    """Black-box audit of entry `name` flipped at round `at`, `n` transcripts per world,
+    against its claim under the interactive relation (an entry without one is refused)."""
+    eps, delta, statement = claimed(name, config, seed)
+    if eps is None:
+        raise config_error("algorithm", name, "an entry whose statement holds under the "
+                           f"interactive relation (its relation is {statement.relation.value})")
+    return audit_transcripts(
+        sample_entry(name, config, seed, at), n, (eps, delta), rng=rng, confidence=confidence,
+        gaussian=gaussian, name=name, relation=Relation.INTERACTIVE.value,
+        pair=f"reward of round {at} flipped")
