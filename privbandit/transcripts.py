@@ -15,16 +15,12 @@ samples black-box.
 
 Worlds fixed, coins fresh: the world (hidden parameters) comes from `seed`'s
 "world" stream and the rounds (arrivals, contexts, reward draws) from its
-"rounds" stream in every sample; the protocol (its coins and its mechanisms'
-noise) is built and played from a fresh seed drawn from `rng`.  The
-protocol's build reads of its own copy of the world only dimensions, users
-and (CDP-FCLUB-DC) the number of clusters, which every copy of a synthetic
-world shares.  An entry's `build` ties all three streams to one seed, so the
-world it hands out is patched (as `FlippedReward` patches it): its `reset`
-ignores the fresh run's round stream and restarts `seed`'s.  Entries whose worlds draw rewards
-per epoch from the protocol's own generator (`draw_sums`: the federated
-MAB) are refused, since their rewards cannot be held fixed while the coins
-vary.
+"rounds" stream in every sample; the protocol's "policy" stream (its coins
+and its mechanisms' noise) is a fresh one drawn from `rng`
+(`privbandit.endtoend.setup(..., coins=...)`).  Entries whose worlds draw
+rewards per epoch from the protocol's own generator (`draw_sums`: the
+federated MAB) are refused, since their rewards cannot be held fixed while
+the coins vary.
 """
 from __future__ import annotations
 
@@ -39,7 +35,6 @@ from privbandit.mechanisms.tape import Tape, recording
 
 from .endtoend import FlippedReward, claimed, setup
 from .errors import config_error
-from .runtime import seed_streams
 
 
 def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: int = 0):
@@ -51,20 +46,12 @@ def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: i
                            "which a transcript sample cannot hold fixed while the coins vary)")
 
     def sample(which: int, rng: np.random.Generator) -> Transcript:
-        world, _ = setup(name, config, seed)
-        _, play = setup(name, config, int(rng.integers(2**63)))
-        pin_rounds(world, seed)
+        world, play = setup(name, config, seed, coins=int(rng.integers(2**63)))
         if which:
             FlippedReward(world, at, agent)
         return _transcript(play, world)
 
     return sample
-
-
-def pin_rounds(world: Any, seed: Any) -> None:
-    """Make `world.reset` restart `seed`'s round stream whatever stream the run hands it."""
-    reset = world.reset
-    world.reset = lambda _fresh: reset(seed_streams(seed)["rounds"])
 
 
 def _transcript(play: Any, world: Any) -> Transcript:
