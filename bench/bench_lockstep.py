@@ -77,7 +77,7 @@ def fclub_sides(name: str, **params) -> tuple[Callable, Callable]:
                          for s in seeds(n)])
 
     def fclub_lockstep(world, policy, horizon: int, n: int) -> np.ndarray:
-        results = get_algorithm(name).lockstep(fclub_config(name, horizon, **params), seeds(n))
+        results = get_algorithm(name).run_seeds(fclub_config(name, horizon, **params), seeds(n))
         assert all(r.timings.get("lockstep_replicates") == n for r in results)
         return np.array([r.regret for r in results])
 
