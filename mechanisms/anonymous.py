@@ -27,6 +27,7 @@ from privbandit.accounting.validation import as_array, check_count, check_positi
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError
 from .samplers import resolve_sampler
+from .tape import laplace_loss, tap
 
 PAD = -1
 
@@ -290,11 +291,29 @@ class KAnonymousAggregator:
         per_slot[present] = rewards
         sums = per_slot.sum(axis=-1)
         if self.noisy and sums.size:
-            sums = self._sampler.add_laplace(sums, self.scale, rng)
+            sums = tap(self, sums, self._sampler.add_laplace(sums, self.scale, rng))
         if entry is not None:  # released: those played rounds are spent
             entry[1] -= rounds
             self._played = [e for e in self._played if e[1] > 0]
         return sums
+
+    @property
+    def reward_source(self) -> RewardSource:
+        """The hidden draw `(users, arms, rng) -> rewards`; replaceable (an audit's
+        neighbouring world wraps it), never called before a request's checks pass."""
+        return self._source
+
+    @reward_source.setter
+    def reward_source(self, source: RewardSource) -> None:
+        if not callable(source):
+            raise invalid("reward_source", source, "a callable (users, arms, rng)")
+        self._source = source
+
+    def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]
+                  ) -> tuple[float, float]:
+        """(0, epsilon): the pure-DP loss of two sequences of pre-noise group sums
+        (`tape.pair_loss`), the sum of ||difference||_1 / scale (basic composition)."""
+        return laplace_loss(first, second, self.scale)
 
     def _charge(self, ledger: Ledger, rounds: int) -> None:
         if not isinstance(ledger, Ledger):

@@ -16,7 +16,7 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_choice, check_interval, check_rng, describe, real_array
 from .errors import OutOfBoundsError, ShapeError
 from .samplers import Sampler, resolve_sampler
-from .tape import tap
+from .tape import laplace_loss, tap
 
 _UNIT_ROUNDOFF = 2.0**-53
 
@@ -125,8 +125,7 @@ class LaplaceMeans:
     def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
         """(0, epsilon): the pure-DP loss of two sequences of pre-noise means
         (`tape.pair_loss`), sum of ||difference||_1 / scale (basic composition)."""
-        gap = sum(float(np.abs(a - b).sum()) for a, b in zip(first, second, strict=True))
-        return 0.0, gap / self.scale
+        return laplace_loss(first, second, self.scale)
 
     def _bounded(self, name: str, x: np.ndarray) -> np.ndarray:
         outside = (x < self._lo) | (x > self._hi)

@@ -119,6 +119,14 @@ class PairLoss:
         return gauss.epsilon(delta) + self.pure_epsilon
 
 
+def laplace_loss(first: list[np.ndarray], second: list[np.ndarray], scale: float
+                 ) -> tuple[float, float]:
+    """(0, epsilon) of two sequences of pre-noise values under Laplace noise of `scale`:
+    the sum of ||difference||_1 / scale (pure DP, basic composition)."""
+    gap = sum(float(np.abs(a - b).sum()) for a, b in zip(first, second, strict=True))
+    return 0.0, gap / scale
+
+
 def whiten_symmetric(diff: np.ndarray) -> np.ndarray:
     """The values symmetric noise hides at unit variance: the strict upper triangle, and the
     diagonal over sqrt(2) (its noise has twice the variance); ||w||^2 = ||D||_F^2 / 2."""

@@ -32,7 +32,9 @@ class FlippedReward:
     are clipped to [0, 1] by the algorithms); a cascade's first-click position
     becomes "no click" if there was one, else a click on the first item.
     Epoch worlds (`draw_sums`): agent `agent`'s sum of its first arm's rewards
-    moves by one.  `flipped` records who was hit, for the report.
+    moves by one.  Anonymous worlds (rewards drawn by their aggregator when a
+    group sum is released): the `at`-th reward drawn of user `agent` moves to
+    the other end of [0, 1].  `flipped` records who was hit, for the report.
     """
 
     def __init__(self, env: Any, at: int, agent: int = 0) -> None:
@@ -45,6 +47,10 @@ class FlippedReward:
         if hasattr(env, "draw_sums"):
             self._draw_sums = env.draw_sums
             env.draw_sums = self.draw_sums
+        aggregator = getattr(env, "aggregator", None)
+        if aggregator is not None:  # rewards drawn when an anonymous aggregate is released
+            self._drawn, self._source = 0, aggregator.reward_source
+            aggregator.reward_source = self.anonymous_draw
 
     def observe(self, t: int):
         got = self._observe(t)
@@ -70,6 +76,18 @@ class FlippedReward:
             reward = float(other.sum())
         self.flipped = {"round": t, "user": self._user, "feedback": feedback}
         return out._replace(feedback=other, reward=reward)
+
+    def anonymous_draw(self, users: np.ndarray, arms: np.ndarray, rng: np.random.Generator
+                       ) -> np.ndarray:
+        rewards = self._source(users, arms, rng)
+        mine = np.flatnonzero(np.asarray(users) == self.agent)
+        if self._drawn <= self.at < self._drawn + mine.size:
+            i = mine[self.at - self._drawn]
+            rewards = np.array(rewards, dtype=float)
+            rewards[i] = 0.0 if rewards[i] >= 0.5 else 1.0
+            self.flipped = {"draw": self.at, "user": self.agent, "arm": int(np.asarray(arms)[i])}
+        self._drawn += mine.size
+        return rewards
 
     def draw_sums(self, arms: np.ndarray, pulls: int, rng: np.random.Generator) -> np.ndarray:
         sums = self._draw_sums(arms, pulls, rng)
@@ -140,9 +158,13 @@ def audit_entry(name: str, config: dict[str, Any], seed: Any, flips: Sequence[in
 # Small worlds for auditing every private entry (two runs per pair): horizon, and the rounds
 # (epochs, for the federated MAB) flipped -- early flips move the most records.
 AUDIT_SIZES = {"cdp-fclub-dc": 1024, "cdp-fclub-dc+": 1024, "cdp-fedc3ucb-h": 512,
-               "cdp-fedc3ucb-h+": 512, "cdp-mab": 20000, "ddp-mab": 20000, "hdp-mab": 20000}
+               "cdp-fedc3ucb-h+": 512, "cdp-mab": 20000, "ddp-mab": 20000, "hdp-mab": 20000,
+               "anonymous-base-laplace": 2000}
 EPOCH_FLIPS = (0, 2)
 EPOCH_ENTRIES = ("cdp-mab", "ddp-mab", "hdp-mab")  # their worlds draw rewards per epoch
+# worlds whose rewards are drawn when released: flips count a user's draws
+DRAW_ENTRIES = ("anonymous-base-laplace",)
+DRAW_FLIPS = (0, 5)
 
 
 def small_config(name: str, epsilon: float, **params: Any) -> dict[str, Any]:
@@ -158,8 +180,16 @@ def audit_registry(epsilon: float = 1.0, seed: int = 3) -> dict[str, Environment
     """Every private entry that builds its run, audited at `epsilon` on small worlds."""
     out = {}
     for name in AUDIT_SIZES:
-        cfg = small_config(name, epsilon)
-        epochs = name in EPOCH_ENTRIES
-        flips = EPOCH_FLIPS if epochs else (5, cfg["horizon"] - 2)
-        out[name] = audit_entry(name, cfg, seed, flips, agents=(0, 1) if epochs else (0,))
+        flips, agents = flips_tried(name)
+        out[name] = audit_entry(name, small_config(name, epsilon), seed, flips, agents)
     return out
+
+
+def flips_tried(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(flips, agents) the registry audit tries for entry `name`: rounds early and late,
+    epochs 0 and 2 for agents 0 and 1, or a user's first and sixth drawn rewards."""
+    if name in EPOCH_ENTRIES:
+        return EPOCH_FLIPS, (0, 1)
+    if name in DRAW_ENTRIES:
+        return DRAW_FLIPS, (0, 7)
+    return (5, AUDIT_SIZES[name] - 2), (0,)

@@ -121,13 +121,17 @@ def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> Privacy
             summary=f"C-anonymity, not differential privacy: {anonymity}")
     eps, _ = ledger.spent()
     record = env.aggregator.event.pure_epsilon
-    details["record_epsilon"] = record
+    details.update(record_epsilon=record, user_epsilon=eps, user_unit=ledger.unit)
+    # Interactive: the algorithm acts on released sums only, a played round is released
+    # once, and a user is in one group of a round: one user-round's reward moves one
+    # release by at most hi - lo (the end-to-end audit measures exactly `record`).
     return PrivacyStatement(
-        Relation.USER, eps, 0.0, "pure-dp", is_float_safe(env.sampler),
-        unit=ledger.unit, details=details,
-        summary=f"{eps:g}-DP (pure) for everything one user contributes: each round's "
-                f"Laplace-noised sums are {record:g}-DP for one user's reward in that round "
-                "(record level), composed over the rounds the user was released in")
+        Relation.INTERACTIVE, record, 0.0, "pure-dp", is_float_safe(env.sampler),
+        unit="one user-round's reward in the environment", details=details,
+        summary=f"{record:g}-DP (pure) for one user-round's reward, actions adapting: each "
+                "released round's group sums are Laplace-noised and every action follows "
+                f"released sums only; everything one user contributes: {eps:g}-DP (user "
+                "level, composed over the rounds the user was released in)")
 
 
 def check_env(env: object, n_users: int, n_arms: int, threshold: int) -> AnonymousBanditEnv:

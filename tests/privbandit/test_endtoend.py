@@ -15,17 +15,15 @@ from privbandit.accounting.statement import Relation
 from privbandit.audits.environment import audit_pairs
 from privbandit.endtoend import (
     AUDIT_SIZES,
-    EPOCH_ENTRIES,
-    EPOCH_FLIPS,
     audit_entry,
     claimed,
+    flips_tried,
     neighbour_pair,
     small_config,
 )
 from privbandit.registry import algorithms, get_algorithm
 
 SIZES = AUDIT_SIZES
-FLIPS = dict.fromkeys(EPOCH_ENTRIES, EPOCH_FLIPS)
 config = small_config
 
 
@@ -33,11 +31,9 @@ def _in_tree(entry) -> bool:
     return getattr(entry.build, "func", entry.build).__module__.startswith("privbandit.")
 
 
-def test_every_private_entry_is_audited_or_is_listed():
+def test_every_private_entry_is_audited_end_to_end():
     private = {n for n, e in algorithms().items() if e.private and _in_tree(e)}
-    # anonymous-base-laplace draws its rewards inside the aggregator: no world to flip yet
-    assert private - set(SIZES) == {"anonymous-base-laplace"}
-    assert set(SIZES) <= private
+    assert private == set(SIZES)
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
@@ -45,9 +41,8 @@ def test_every_private_entry_is_audited_or_is_listed():
 def test_a_claim_under_the_interactive_relation_holds_on_every_pair(name, epsilon):
     cfg = config(name, epsilon)
     eps, _, statement = claimed(name, cfg, 3)
-    horizon = cfg["horizon"]
-    flips = FLIPS.get(name, (5, horizon - 2))  # early flips move the most records
-    report = audit_entry(name, cfg, 3, flips, agents=(0, 1) if name in FLIPS else (0,))
+    flips, agents = flips_tried(name)  # early flips move the most records
+    report = audit_entry(name, cfg, 3, flips, agents)
     if statement.relation is Relation.INTERACTIVE:
         assert eps == epsilon
         assert report.verdict == "consistent", report.describe()
@@ -96,3 +91,15 @@ def test_the_billboards_shared_rounds_release_the_flipped_record_only(name):
     assert report.verdict == "consistent", report.describe()
     moved = [f.differing for f in report.findings]
     assert max(moved) == 1 and 0 < report.worst.epsilon <= 8.0
+
+
+def test_an_anonymous_reward_moves_its_own_release_only():
+    """The Laplace anonymous bandit acts on released sums only: one user-round's reward
+    moves the one group sum it is released in, by at most 1, so the pair loss is epsilon."""
+    name = "anonymous-base-laplace"
+    flips, agents = flips_tried(name)
+    report = audit_entry(name, config(name, 2.0), 4, flips, agents)
+    assert report.verdict == "consistent" and len(report.findings) == 4
+    for finding in report.findings:
+        assert finding.differing == 1 and finding.mu == 0.0
+        assert finding.pure_epsilon == pytest.approx(2.0, rel=1e-6)

@@ -62,7 +62,8 @@ def test_laplace_variant_charges_its_ledger_per_round():
     assert rounds % (2 * C + 2) == 0 and ledger["releases"] == rounds // (2 * C + 2)
     assert ledger["epsilon_spent"] == pytest.approx(2.0 * rounds)
     assert result.privacy.details["record_epsilon"] == pytest.approx(2.0)
-    assert result.privacy.epsilon == pytest.approx(2.0 * rounds)
+    assert result.privacy.details["user_epsilon"] == pytest.approx(2.0 * rounds)
+    assert result.privacy.holds_interactively and result.privacy.epsilon == pytest.approx(2.0)
 
 
 def test_algorithm2_explores_then_commits():
