@@ -2,7 +2,7 @@
 
 Entries: "linucb" (one model per user), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  An entry builds the world
-from the study's `[environment]` table (`envs.factory.make_environment`) with
+from the study's `[environment]` table (`envs.factory.world_from`) with
 the run seed's "world" stream; every other config key (the declared
 parameters) is passed to the policy's constructor.  The runner plays the
 seeds of one LinUCB, LinTS, CLUB or SCLUB configuration in lockstep
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .envs.factory import ENVIRONMENT, keys_read, make_environment
+from .envs.factory import ENVIRONMENT, keys_read, world_from
 from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
 from .registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
 from .runtime import Setup
@@ -25,7 +25,7 @@ _RESERVED = ("horizon", "environment")
 def _builder(name: str, build: Callable[..., Policy]) -> Callable[..., Setup]:
     def build_run(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
         """The policy and its world, drawn from the "world" stream."""
-        env = make_environment(config.get("environment", {}), streams["world"])
+        env = world_from(config["environment"], streams["world"])
         params = {k: v for k, v in config.items() if k not in _RESERVED}
         return Setup(build(env.dim, env.n_users, **params), env, config["horizon"],
                      algorithm=name)

@@ -196,6 +196,11 @@ class AlgorithmEntry:
                                f"values for the required keys {missing}")
         environment = check_table("[environment]", config.get("environment") or {},
                                   self.environment, where="environment")
+        for key in sorted(set(environment) - self.reads_environment(environment)):
+            if environment[key] is not None:
+                raise config_error(f"environment.{key}", environment[key],
+                                   f"unset: {self.name} does not read it with these settings "
+                                   f"(it reads {sorted(self.reads_environment(environment))})")
         return CheckedConfig(fill(given, self.params), horizon=config["horizon"],
                              environment=fill(environment, self.environment))
 

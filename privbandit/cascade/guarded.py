@@ -48,7 +48,6 @@ from privbandit.accounting.statement import Relation
 from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import oful_beta, sherman_morrison, ucb_scores
-from ..policies.base import check_user
 from ..private import (
     Billboard,
     GuardedReports,
@@ -59,6 +58,7 @@ from ..private import (
     ReleaseSchedule,
     pooled_bias,
 )
+from ..validation import check_user
 from .algorithm import IndependentCascadeUCB
 from .oracle import top_k_list
 

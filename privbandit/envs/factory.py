@@ -81,13 +81,20 @@ def make_environment(settings: dict[str, Any], rng: np.random.Generator) -> Envi
         raise config_error("environment", settings, "a table of settings")
     given = check_table("[environment]", {k: v for k, v in settings.items() if v is not None},
                         ENVIRONMENT)
-    setting = given.pop("setting", ENVIRONMENT[0].default)
-    read = SETTING_DEFAULTS[setting]
+    setting = given.get("setting", ENVIRONMENT[0].default)
     for key, value in given.items():
-        if key not in read:
+        if key != "setting" and key not in SETTING_DEFAULTS[setting]:
             raise config_error(f"environment.{key}", value, f"unset: setting {setting!r} "
-                               f"reads only {', '.join(['setting', *read])}")
-    s = {**read, **given}
+                               f"reads only {', '.join(['setting', *SETTING_DEFAULTS[setting]])}")
+    return world_from(given, rng)
+
+
+def world_from(settings: dict[str, Any], rng: np.random.Generator) -> Environment:
+    """`make_environment` for settings already checked (a study's, or an entry's config:
+    `registry.AlgorithmEntry.check`); keys set to None count as absent."""
+    given = {k: v for k, v in settings.items() if v is not None}
+    setting = given.pop("setting", ENVIRONMENT[0].default)
+    s = {**SETTING_DEFAULTS[setting], **given}
     if setting == "seed000":
         return seed000_environment(rng, n_users=s["users"], n_clusters=s["clusters"],
                                    dim=s["dim"], n_items=s["items"], gap=s["gap"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -122,14 +122,6 @@ class FeatureSplit:
             )
 
 
-class VerticalRound(NamedTuple):
-    """Round t as the parties see it: parts[j] is party j's (K, d_j) read-only block."""
-
-    t: int
-    user: int
-    parts: tuple
-
-
 class VerticalSplit(Environment):
     """An environment whose contexts are held by M parties, one column block each.
 
@@ -166,9 +158,11 @@ class VerticalSplit(Environment):
     def reset(self, rng: np.random.Generator) -> None:
         self.env.reset(rng)
 
-    def observe(self, t: int) -> VerticalRound:
+    def observe(self, t: int) -> Round:
+        """Round t as the parties see it: `items` is the tuple of the parties' read-only
+        (K, d_j) blocks, party j's at index j."""
         rnd = self.env.observe(t)
-        return VerticalRound(rnd.t, rnd.user, self.split.split(rnd.items))
+        return Round(rnd.t, rnd.user, self.split.split(rnd.items))
 
     def act(self, t: int, action: Any) -> Outcome:
         return self.env.act(t, action)

@@ -66,7 +66,7 @@ from privbandit.accounting.statement import Relation
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
 from ..kernels import sherman_morrison, ucb_scores
-from ..policies.base import Policy, check_action, check_items, check_reward, check_user
+from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..private import (
     Billboard,
@@ -77,6 +77,7 @@ from ..private import (
     PartyStreams,
     pooled_bias,
 )
+from ..validation import check_action, check_items, check_reward, check_user
 from .baselines import PerServer
 from .config import FclubConfig
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..envs.factory import ENVIRONMENT, keys_read, make_environment
+from ..envs.factory import ENVIRONMENT, keys_read, world_from
 from ..registry import (
     AlgorithmEntry,
     guard_params,
@@ -117,7 +117,7 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     table = dict(settings.pop("environment", {}))
     servers = table.pop("servers", SERVERS.default)
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
-    env = make_environment(table, streams["world"])
+    env = world_from(table, streams["world"])
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)

@@ -29,11 +29,10 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..protocol import Protocol
-from ..validation import check_action, check_dim, check_items, check_reward, check_user
+from ..validation import check_action, check_dim, check_items, check_reward
 
 __all__ = [
-    "CheckedItemsPolicy", "Policy", "check_action", "check_dim", "check_items", "check_reward",
-    "check_user",
+    "CheckedItemsPolicy", "Policy",
 ]
 
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..errors import ShapeError, config_error
 from ..kernels import UserGraph, club_confidence, sherman_morrison, ucb_scores
-from .base import Policy, check_user
+from ..validation import check_user
+from .base import Policy
 from .lockstep import BatchedPolicy, check_replicates
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius

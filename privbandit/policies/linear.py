@@ -14,7 +14,8 @@ from privbandit.accounting.validation import check_nonnegative
 
 from ..errors import config_error
 from ..kernels import ucb_scores
-from .base import CheckedItemsPolicy, check_user
+from ..validation import check_user
+from .base import CheckedItemsPolicy
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
 

@@ -15,7 +15,8 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import ucb_scores
-from .base import CheckedItemsPolicy, check_user
+from ..validation import check_user
+from .base import CheckedItemsPolicy
 from .radius import ConfidenceRadius
 from .ridge import RidgeModels
 

@@ -34,7 +34,8 @@ import numpy as np
 from privbandit.accounting.validation import check_positive
 
 from ..kernels import club_confidence, ucb_scores
-from .base import Policy, check_user
+from ..validation import check_user
+from .base import Policy
 from .club import BatchedPooled, _add, _stack
 from .lockstep import check_replicates
 from .pooled import PooledClusterPolicy

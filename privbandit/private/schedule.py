@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import config_error
-from ..policies.base import check_dim
+from ..validation import check_dim
 
 SCHEDULES = ("fixed", "doubling", "every-round")
 BATCHES_PER_HORIZON = 32  # the default batch: horizon // 32 rounds, about 32 releases

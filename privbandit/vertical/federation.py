@@ -42,7 +42,8 @@ from privbandit.mechanisms.masks import MASK_EVENT
 from privbandit.mechanisms.sealing import PartyKeys
 
 from ..comm import DOWNLOAD, UPLOAD, CommLog
-from ..envs.vertical import FeatureSplit, VerticalRound
+from ..envs.base import Round
+from ..envs.vertical import FeatureSplit
 from ..errors import config_error
 from ..policies.base import Policy
 from .errors import ProtocolError
@@ -181,20 +182,20 @@ class VerticalFederation(Policy):
             self.active.accept_channel(party.index, hello)
             self._log.record(UPLOAD, 1, len(hello), sender=party.name)
 
-    def decide(self, rnd: VerticalRound, rng: np.random.Generator) -> PendingRound:
+    def decide(self, rnd: Round, rng: np.random.Generator) -> PendingRound:
         """Steps 1-3 of a round: collect, check and sum the masked batches; choose an item.
 
-        rnd.parts[j] is party j's (K, d_j) block; `rng` is the policy's stream.
+        rnd.items[j] is party j's (K, d_j) block; `rng` is the policy's stream.
         Raises without changing the federation on any bad message.
         """
         t = self.active.round
         if rnd.t != t:
             raise ProtocolError(f"the federation plays round {t} next; got round {rnd.t}")
-        if len(rnd.parts) != self.split.parties:
+        if len(rnd.items) != self.split.parties:
             raise ProtocolError(
-                f"round {t} needs {self.split.parties} feature blocks; got {len(rnd.parts)}"
+                f"round {t} needs {self.split.parties} feature blocks; got {len(rnd.items)}"
             )
-        own = rnd.parts[0]
+        own = rnd.items[0]
         n_items = np.shape(own)[0]
         traffic: list[tuple[str, str, int]] = []
         started = time.perf_counter()
@@ -203,7 +204,7 @@ class VerticalFederation(Policy):
         for party in self.passive:
             delivered = self._transport(ACTIVE, party.name, request)
             traffic.append((DOWNLOAD, ACTIVE, len(request)))
-            reply = party.answer(delivered, t, rnd.parts[party.index])
+            reply = party.answer(delivered, t, rnd.items[party.index])
             traffic.append((UPLOAD, party.name, len(reply)))
             replies.append(self._transport(party.name, ACTIVE, reply))
         middle = time.perf_counter()
@@ -238,8 +239,8 @@ class VerticalFederation(Policy):
 
     # -- the federation as a policy of the run loop ------------------------------
     def select(self, items: tuple, user: int, t: int, rng: np.random.Generator) -> int:
-        """`decide` on round t's parts (`VerticalSplit.observe(t).parts`)."""
-        self._pending = self.decide(VerticalRound(t, user, items), rng)
+        """`decide` on round t's parts (`VerticalSplit.observe(t).items`)."""
+        self._pending = self.decide(Round(t, user, items), rng)
         return self._pending.action
 
     def update(self, items: tuple, user: int, action: Any, feedback: Any, t: int) -> None:

@@ -31,7 +31,8 @@ from privbandit.audits.attacks.masks import (
     pca_recovery,
 )
 
-from ..envs.vertical import VerticalRound, VerticalSplit
+from ..envs.base import Round
+from ..envs.vertical import VerticalSplit
 from ..errors import config_error
 from ..policies.base import Policy
 from ..runtime import Setup
@@ -63,9 +64,9 @@ class _Recording(VerticalSplit):
         self.party = party
         self.plain: list[np.ndarray] = []
 
-    def observe(self, t: int) -> VerticalRound:
+    def observe(self, t: int) -> Round:
         rnd = super().observe(t)
-        self.plain.append(np.array(rnd.parts[self.party]))
+        self.plain.append(np.array(rnd.items[self.party]))
         return rnd
 
 
@@ -154,4 +155,4 @@ def population_sample(
     """
     rounds = check_dim("rounds", rounds)
     env.reset(rng)
-    return np.concatenate([np.array(env.observe(t).parts[party]) for t in range(rounds)])
+    return np.concatenate([np.array(env.observe(t).items[party]) for t in range(rounds)])

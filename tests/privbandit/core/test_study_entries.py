@@ -44,3 +44,15 @@ def test_factory_settings_and_bad_keys():
         make_environment({"setting": "movielens"}, rng)
     with pytest.raises(ConfigError, match="environment.path must be the path of a ratings file"):
         make_environment({"setting": "ratings"}, rng)
+
+
+def test_a_direct_config_is_checked_like_a_studys():
+    entry = get_algorithm("linucb")
+    with pytest.raises(ConfigError, match=r"environment.list_len must be unset: linucb does "
+                                          r"not read it with these settings"):
+        entry.run({"horizon": 10, "environment": {"setting": "seed000", "list_len": 3}}, SEED)
+    with pytest.raises(ConfigError, match="horizon must be an integer >= 1 in the run's config"):
+        entry.run({"environment": {}}, SEED)
+    private = get_algorithm("cdp-fclub-dc")
+    with pytest.raises(ConfigError, match=r"values for the required keys \['epsilon'\]"):
+        private.run({"horizon": 10}, SEED)

@@ -74,8 +74,8 @@ def test_each_party_sees_only_its_columns_read_only(world):
     world_copy.reset(np.random.default_rng(5))
     for t in range(3):
         rnd, full = split.observe(t), world_copy.observe(t)
-        np.testing.assert_array_equal(np.concatenate(rnd.parts, axis=1), full.items)
-        assert all(not p.flags.writeable for p in rnd.parts)
+        np.testing.assert_array_equal(np.concatenate(rnd.items, axis=1), full.items)
+        assert all(not p.flags.writeable for p in rnd.items)
         assert split.act(t, 2) == world_copy.act(t, 2)
 
 

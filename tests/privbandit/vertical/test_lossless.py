@@ -84,11 +84,11 @@ def _shared_history(v: float, rounds: int = 40):
         rnd = split.observe(t)
         pending = federation.decide(rnd, streams["policy"])
         reward = split.act(t, pending.action).feedback
-        central.update(np.concatenate(rnd.parts, axis=1), 0, pending.action, reward, t)
+        central.update(np.concatenate(rnd.items, axis=1), 0, pending.action, reward, t)
         federation.commit(pending, reward)
     rnd = split.observe(rounds)
     masked = federation.decide(rnd, streams["policy"]).masked
-    return central, np.concatenate(rnd.parts, axis=1), federation.policy, masked
+    return central, np.concatenate(rnd.items, axis=1), federation.policy, masked
 
 
 def _score_samples(policy, items, draws, seed):

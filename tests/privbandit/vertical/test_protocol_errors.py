@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privbandit.envs.vertical import VerticalRound
+from privbandit.envs.base import Round
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.mechanisms.errors import SealError
 from privbandit.mechanisms.sealing import ChannelSender
@@ -60,7 +60,7 @@ def _assert_same(before, after):
 
 
 def _play(fed, split, horizon, streams, upto=None):
-    """Play rounds until `upto` (returns its VerticalRound undecided) or the horizon."""
+    """Play rounds until `upto` (returns its Round undecided) or the horizon."""
     for t in range(horizon):
         rnd = split.observe(t)
         if t == upto:
@@ -198,7 +198,7 @@ def test_a_party_given_features_of_the_wrong_width_refuses_them(split_world):
     fed = _federation()
     split_world.reset(np.random.default_rng(1))
     rnd = split_world.observe(0)
-    bad = VerticalRound(0, 0, (rnd.parts[0], rnd.parts[1][:, :2], rnd.parts[2]))
+    bad = Round(0, 0, (rnd.items[0], rnd.items[1][:, :2], rnd.items[2]))
     with pytest.raises(ShapeError, match=r"features of passive-1 must have shape \(8, 3\); "
                                          r"got \(8, 2\)"):
         fed.decide(bad, np.random.default_rng(0))
@@ -237,7 +237,7 @@ def test_bad_construction_is_refused_by_name(call, error, match):
 def test_a_missing_reply_is_refused(split_world):
     fed = _federation(seal=False)
     split_world.reset(np.random.default_rng(1))
-    own = split_world.observe(0).parts[0]
+    own = split_world.observe(0).items[0]
     with pytest.raises(ProtocolError, match="round 0 needs one reply from each of the 2 passive "
                                             "parties; got 1"):
         fed.active.combine(own, [b""])
@@ -249,7 +249,7 @@ def test_rounds_are_played_in_order_and_committed_once(split_world):
     rnd0 = split_world.observe(0)
     pending = fed.decide(rnd0, np.random.default_rng(0))
     with pytest.raises(ProtocolError, match="the federation plays round 0 next; got round 1"):
-        fed.decide(VerticalRound(1, 0, rnd0.parts), np.random.default_rng(0))
+        fed.decide(Round(1, 0, rnd0.items), np.random.default_rng(0))
     fed.commit(pending, 0.5)
     with pytest.raises(ProtocolError, match="commit needs the pending round 1 from decide; got 0"):
         fed.commit(pending, 0.5)
