@@ -89,14 +89,14 @@ import numpy as np
 
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.accounting.validation import check_delta, check_positive
-from privbandit.mechanisms.continual import CONTINUAL_MECHANISMS, continual_release
+from privbandit.accounting.validation import check_positive
+from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.samplers import Sampler
 
 from ..comm import UPLOAD
 from ..errors import config_error
-from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
-from ..private.schedule import release_schedule
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, sampler_name
+from ..private.plan import ReleasePlan
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
@@ -220,24 +220,16 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     ) -> None:
         super().__init__(dim, n_users, n_items, list_len, horizon, auxiliary="pt",
                          clustering=True, alpha_d=alpha_d, **kwargs)
-        self.epsilon = check_positive("epsilon", epsilon)
-        self.delta = check_delta("delta", delta)
-        if self.delta == 0:
-            raise config_error("delta", delta, "a number in (0, 1) (Gaussian tree noise)")
-        self.sampler = resolve_sampler(sampler)
+        plan = ReleasePlan(epsilon, delta, self.horizon, mechanism, schedule, batch, sampler)
+        plan.check_paper_calibration(calibration)
+        self.epsilon, self.delta, self.sampler = plan.epsilon, plan.delta, plan.sampler
+        self.schedule = plan.releases
         self.accountant = accountant
         self.theta_bound = check_positive("theta_bound", theta_bound)
         self.noise_width_scale = self._width_scale(noise_width_scale)
         bound = 1.0 if self.item_bound is None else self.item_bound
         self.record_norm = self.list_len * bound * bound + 1.0
         shape = (self.dim + 1, self.dim + 1)
-        if mechanism not in CONTINUAL_MECHANISMS:
-            raise config_error("mechanism", mechanism, f"one of {sorted(CONTINUAL_MECHANISMS)}")
-        self.schedule = release_schedule(schedule, self.horizon, batch)
-        if calibration != "tight" and (mechanism, schedule) != ("tree", "every-round"):
-            raise config_error("calibration", calibration,
-                               f"'tight' with mechanism {mechanism!r} and schedule "
-                               f"{schedule!r} (the paper's is the tree's over every round)")
         self.mechanism = mechanism
         tree_args = {
             "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,

@@ -65,21 +65,21 @@ from privbandit.accounting.events import (
 )
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.accounting.validation import check_delta, check_positive
+from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
 from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
-from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
-from ..private.schedule import ReleaseSchedule, release_schedule
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, sampler_name
+from ..private.plan import ReleasePlan
+from ..private.schedule import ReleaseSchedule
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
 ACT_ON = ("released", "raw")
 DETECTIONS = ("private", "noise-aware", "raw")
-MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) of one "
             "local cluster differs, at the same time slot")
 INTERACTIVE_UNIT = ("interactive: one user-round's reward in the environment differs; the "
@@ -209,16 +209,15 @@ class CdpPlan:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "epsilon", check_positive("epsilon", self.epsilon))
-        delta = check_delta("delta", self.delta)
-        if delta == 0.0:
-            raise config_error("delta", self.delta, "a number in (0, 1) (Gaussian noise)")
-        set_(self, "delta", delta)
-        set_(self, "horizon", check_dim("horizon", self.horizon))
+        shared = ReleasePlan(self.epsilon, self.delta, self.horizon, self.mechanism,
+                             self.schedule, self.batch, self.sampler)
+        shared.check_paper_calibration(self.calibration)
+        for name in ("epsilon", "delta", "horizon", "sampler", "batch", "releases"):
+            set_(self, name, getattr(shared, name))
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))
         for name, allowed in (("calibration", CALIBRATIONS), ("detection", DETECTIONS),
-                              ("mechanism", MECHANISMS), ("act_on", ACT_ON)):
+                              ("act_on", ACT_ON)):
             if getattr(self, name) not in allowed:
                 raise config_error(name, getattr(self, name), f"one of {allowed}")
         set_(self, "detection_share", _share(self.detection_share))
@@ -227,17 +226,7 @@ class CdpPlan:
             raise config_error("failure", self.failure, "a probability in (0, 1)")
         set_(self, "failure", failure)
         set_(self, "item_bound", check_positive("item_bound", self.item_bound))
-        set_(self, "sampler", resolve_sampler(self.sampler))
-        releases = release_schedule(self.schedule, self.horizon, self.batch)
-        set_(self, "releases", releases)
-        set_(self, "batch", releases.batch)
-        if self.calibration == "paper" and (self.mechanism, self.schedule) != ("tree",
-                                                                               "every-round"):
-            raise config_error(
-                "calibration", self.calibration,
-                f"'tight' with mechanism {self.mechanism!r} and schedule {self.schedule!r} "
-                "(the paper's formula is the tree's over every round)")
-        set_(self, "nodes", calib.tree_nodes_per_record(releases.releases))
+        set_(self, "nodes", calib.tree_nodes_per_record(self.releases.releases))
         set_(self, "record_bound", self.item_bound**2 * (1 + _BOUND_SLACK) + 1.0)
         unit = self._tree(1.0)
         det_sens = self._det(1.0).event.l2_sensitivity
