@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privbandit import registry
 from privbandit.accounting.errors import BudgetExceededError
 from privbandit.endtoend import audit_entry
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
@@ -63,6 +64,17 @@ def _commands(part: int, module: str) -> list[list[str]]:
     lines = [line.split() for line in _blocks("bash", part)[0].splitlines()]
     assert all(words[:2] == [f"PRIVBANDIT_ALGORITHMS={module}", "privbandit"] for words in lines)
     return [words[2:] for words in lines]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scratch_registry():
+    """The page's entries register in a copy of the registry, dropped after these tests
+    (other tests list every registered private algorithm)."""
+    registry.algorithms()  # the in-tree families first, into the registry kept
+    patch = pytest.MonkeyPatch()
+    patch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="module")
