@@ -93,7 +93,8 @@ class FreshDeterminantBuffers(LocalBuffers):
 
 
 # the study entry's parameters, as a study run passes them
-DEFAULTS = {k: v for k, v in get_algorithm("fedc3ucb-h").defaults.items() if k != "cluster_points"}
+DEFAULTS = {k: v for k, v in get_algorithm("fedc3ucb-h").defaults.items()
+            if k not in ("cluster_points", "prefetch")}
 
 
 def policy_only(records, rounds: int, horizon: int, fresh: bool):

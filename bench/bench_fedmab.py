@@ -24,6 +24,7 @@ import numpy as np
 
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
 from privbandit.fedmab import CDPMAB, DDPMAB, HDPMAB, disjoint_union, ring
+from privbandit.runtime import play_algorithm
 
 _REF_PATH = Path(__file__).resolve().parents[1] / "tests/privbandit/fedmab/round_reference.py"
 
@@ -58,10 +59,12 @@ def main() -> None:
     big100 = MultiAgentBernoulliMAB.uniform(100, 100, np.random.default_rng(2))
     cdp, ddp = CDPMAB(1.0, args.horizon), DDPMAB(1.0, args.horizon, ring(50))
     hdp = HDPMAB(1.0, args.horizon, disjoint_union([ring(10)] * 10))
-    cdp.run(big, np.random.default_rng(99))  # warm-up (imports, caches)
-    t_cdp = median_seconds(lambda s: cdp.run(big, np.random.default_rng(s)), args.repeats)
-    t_ddp = median_seconds(lambda s: ddp.run(big, np.random.default_rng(s)), args.repeats)
-    t_hdp = median_seconds(lambda s: hdp.run(big100, np.random.default_rng(s)), args.repeats)
+    play_algorithm(cdp, big, np.random.default_rng(99))  # warm-up (imports, caches)
+    def timed(alg, world):
+        return median_seconds(lambda s: play_algorithm(alg, world, np.random.default_rng(s)),
+                              args.repeats)
+
+    t_cdp, t_ddp, t_hdp = timed(cdp, big), timed(ddp, big), timed(hdp, big100)
     # the reference on the same CDP instance (one run: it takes seconds)
     t_ref = median_seconds(
         lambda s: ref.reference_run(big, "cdp", epsilon=1.0, horizon=args.horizon,

@@ -20,6 +20,7 @@ import numpy as np
 
 from privbandit.anonymous import AnonymousBaSE
 from privbandit.envs.anonymous import AnonymousBanditEnv, clustered_means
+from privbandit.runtime import play_algorithm
 
 N, K, U = 100, 5, 20
 DECOMPOSITIONS = ("greedy", "lp", "randomized")
@@ -32,7 +33,7 @@ def regrets(thresholds: list[int], horizon: int, seeds: int) -> dict[tuple[int, 
         for c in thresholds:
             for d in DECOMPOSITIONS:
                 alg = AnonymousBaSE(N, K, c, U, horizon, decomposition=d)
-                result = alg.run(AnonymousBanditEnv(means, c),
+                result = play_algorithm(alg, AnonymousBanditEnv(means, c),
                                  np.random.default_rng([seed, horizon, c]), seed)
                 out[(c, d)][seed] = result.total_regret
     return out
