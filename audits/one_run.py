@@ -209,16 +209,17 @@ def _check_method(method: str, delta: float) -> None:
                       f"'snj' for a pure-DP claim ('{method}' needs delta > 0)")
 
 
-_COLUMNS = (("pipeline", 40), ("method", 6), ("claim eps", 10), ("delta", 8), ("canaries", 9),
-            ("right/guesses", 14), ("eps lower", 10), ("ideal", 8), ("conf", 6), ("time s", 7),
-            ("verdict", 10))
+_COLUMNS = (("pipeline", 40), ("method", 6), ("from", 4), ("claim eps", 10), ("delta", 8),
+            ("canaries", 9), ("right/guesses", 14), ("eps lower", 10), ("ideal", 8),
+            ("conf", 6), ("time s", 7), ("verdict", 10))
 
 
 def format_one_run_table(reports) -> str:
     """A fixed-width table of one-run reports for terminals."""
     lines = ["  ".join(name.ljust(w) for name, w in _COLUMNS)]
     for r in reports:
-        cells = [r.pipeline[:40], r.method, f"{r.claimed_epsilon:.4g}",
+        cells = [r.pipeline[:40], r.method, r.details.get("bound_from", r.method),
+                 f"{r.claimed_epsilon:.4g}",
                  f"{r.claimed_delta:.0e}" if r.claimed_delta else "0", str(r.canaries),
                  f"{r.correct}/{r.guesses}", f"{r.epsilon_lower_bound:.4g}",
                  f"{r.ideal_epsilon:.4g}", f"{r.confidence:g}", f"{r.wall_time_s:.2f}",
