@@ -166,7 +166,8 @@ def one_run_audit(
     right = int(np.sum((made == 1) & included) + np.sum((made == -1) & ~included))
     bounds = {u: _BOUNDS[u](m, r, right, claim.delta, confidence) for u in _USES[method]}
     ideals = {u: _BOUNDS[u](m, r, r, claim.delta, confidence) for u in _USES[method]}
-    source = max(bounds, key=lambda u: (bounds[u], _USES[method].index(u)))
+    # ties go to the method assuming least (the first)
+    source = max(bounds, key=lambda u: (bounds[u], -_USES[method].index(u)))
     eps, ideal = bounds[source], max(ideals.values())
     title, assumptions = METHODS[method]
     details = {
