@@ -64,9 +64,14 @@ from .one_run_bounds import _check_counts, _confidence, _largest, along_gaussian
 _TAU_STEPS = 50
 
 
+def _budget(m: int, r: int) -> float:
+    """The guesses' mass r / m, with room for rounding (a tie is never a refutation)."""
+    return r / m * (1.0 + 1e-12)
+
+
 def _least_mass(m: int, r: int, v: int, mu: float, tau: float) -> float:
-    """R_0 + H_0 of the recursion, or any value above r / m once it exceeds it."""
-    budget = r / m
+    """R_0 + H_0 of the recursion, or any value above the budget once it exceeds it."""
+    budget = _budget(m, r)
     right, wrong = tau * v / m, tau * (r - v) / m
     for t in range(v - 1, -1, -1):
         step = max(0.0, float(ndtr(ndtri(min(right, 1.0)) - mu)) - wrong)
@@ -81,7 +86,7 @@ def fdp_refutes(canaries: int, guesses: int, correct: int, mu: float, level: flo
     m, r, v = _check_counts(canaries, guesses, correct)
     if v == 0:
         return False
-    return _least_mass(m, r, v, max(float(mu), 0.0), float(level)) > r / m * (1 + 1e-12)
+    return _least_mass(m, r, v, max(float(mu), 0.0), float(level)) > _budget(m, r)
 
 
 def fdp_tail_bound(canaries: int, guesses: int, correct: int, mu: float) -> float:

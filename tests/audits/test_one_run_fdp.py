@@ -73,13 +73,20 @@ counts = st.integers(1, 300).flatmap(
 
 
 @settings(max_examples=60, deadline=None)
-@given(counts, st.sampled_from([2, 10, 100]), st.sampled_from([0.9, 0.95, 0.99]))
+@given(counts, st.sampled_from([1, 2, 3, 10, 100]), st.sampled_from([0.9, 0.95, 0.99]))
 def test_monotone_in_right_guesses_and_never_above_the_ideal(c, scale, confidence):
     r, a, b = c
     lo, hi = sorted((a, b))
     m = scale * r
     mu_lo, mu_hi = (fdp_mu(m, r, v, confidence) for v in (lo, hi))
     assert 0.0 <= mu_lo <= mu_hi + 1e-9 <= fdp_mu(m, r, r, confidence) + 2e-9
+
+
+@pytest.mark.parametrize("m,r", [(64, 40), (128, 40), (40, 40), (1000, 40)])
+def test_one_wrong_guess_lies_between_none_and_a_few(m, r):
+    """A partial sum that lands exactly on the budget must not stop the recursion early."""
+    few, one, none = (fdp_mu(m, r, v, 0.95) for v in (r - 5, r - 1, r))
+    assert 0.0 < few <= one <= none
 
 
 @settings(max_examples=40, deadline=None)
