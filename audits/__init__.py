@@ -30,9 +30,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
     Black box, whole transcripts: audit_transcripts(sample, n, claim, *, rng) -> AuditReport,
       sample(which, rng) -> Transcript of Release(round, values, channel)
     One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
-      method="snj"|"gdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline, score,
-      relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run, score,
-      canaries); bounds in privbandit.audits.one_run_bounds
+      method="snj"|"gdp"|"fdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline,
+      score, relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run,
+      score, canaries); bounds in privbandit.audits.one_run_bounds (Steinke-Nasr-Jagielski)
+      and privbandit.audits.one_run_fdp (f-DP, Gaussian trade-off curves)
     Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
       suite_summary; positive controls in `privbandit.audits.controls`,

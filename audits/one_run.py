@@ -22,9 +22,15 @@ protocol of Steinke, Nasr & Jagielski (NeurIPS 2023):
    right guesses;
 5. the count becomes an epsilon lower bound at `confidence`
    (`privbandit.audits.one_run_bounds`): method "snj", the (eps, delta)
-   bound of the paper, no assumption; or "gdp", the same bound read along
+   bound of the paper, no assumption; "gdp", the same bound read along
    the exact Gaussian curve, for pipelines whose noise is Gaussian (the
-   claim needs delta > 0).
+   claim needs delta > 0); or "fdp", the f-DP bound of Mahloujifar, Melis
+   & Chaudhuri (ICML 2025) for the Gaussian trade-off curve
+   (`privbandit.audits.one_run_fdp`), same assumption, tighter.  A method
+   reports the largest of the bounds valid under its assumption ("gdp":
+   snj and gdp; "fdp": all three) and names the one that gave it: each
+   refutes exactly when the count of right guesses reaches a threshold,
+   so the largest still errs with probability <= 1 - confidence.
 
 The neighbouring relation is the canary's: the pipeline is claimed
 (eps, delta)-DP with respect to one canary in or out (or, with
@@ -34,7 +40,9 @@ least 20 -- fewer guesses cap the ideal bound low -- and at most m // 2):
 choosing it after seeing the scores would void the bound.  The
 report gives the bound, the guesses made and right, the confidence, and the
 *ideal* bound -- the one all guesses right would give for that m and k --
-so users see how close the audit could have come.  Protocols ready to use:
+so users see how close the audit could have come; `details["bounds"]` and
+`details["ideals"]` give each method's, `details["bound_from"]` the method
+that gave the reported bound.  Protocols ready to use:
 `privbandit.audits.one_run_protocols`.
 """
 from __future__ import annotations
@@ -50,7 +58,8 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count
 
 from .defaults import DEFAULT_CONFIDENCE, coerce_claim, coerce_rng
-from .one_run_bounds import gdp_epsilon, snj_epsilon
+from .one_run_bounds import gdp_along, snj_epsilon
+from .one_run_fdp import fdp_epsilon
 from .report import VerdictMixin
 from .testers import check_confidence
 
@@ -58,7 +67,12 @@ METHODS = {
     "snj": ("Steinke-Nasr-Jagielski (eps, delta) count bound", "none (any pipeline)"),
     "gdp": ("Steinke-Nasr-Jagielski count bound along the Gaussian curve",
             "the pipeline's trade-off curve is Gaussian (additive Gaussian noise)"),
+    "fdp": ("Mahloujifar-Melis-Chaudhuri f-DP bound for the Gaussian trade-off curve",
+            "the pipeline's trade-off curve is Gaussian (additive Gaussian noise)"),
 }
+# the bounds valid under each method's assumption (each alone: `_BOUNDS`)
+_USES = {"snj": ("snj",), "gdp": ("snj", "gdp"), "fdp": ("snj", "gdp", "fdp")}
+_BOUNDS = {"snj": snj_epsilon, "gdp": gdp_along, "fdp": fdp_epsilon}
 
 
 @dataclass(frozen=True)
@@ -139,7 +153,7 @@ def one_run_audit(
     confidence = check_confidence(confidence)
     m = protocol.canaries
     k_plus, k_minus = _guesses(guesses, m)
-    bound = _method(method, claim.delta)
+    _check_method(method, claim.delta)
     g_coins, g_run, g_ties = coerce_rng(rng).spawn(3)
     start = time.perf_counter()
     included = g_coins.random(m) < 0.5
@@ -150,17 +164,21 @@ def one_run_audit(
     made = guess(scores, k_plus, k_minus, g_ties)
     r = int(np.count_nonzero(made))
     right = int(np.sum((made == 1) & included) + np.sum((made == -1) & ~included))
-    eps = bound(m, r, right, claim.delta, confidence)
-    ideal = bound(m, r, r, claim.delta, confidence)
+    bounds = {u: _BOUNDS[u](m, r, right, claim.delta, confidence) for u in _USES[method]}
+    ideals = {u: _BOUNDS[u](m, r, r, claim.delta, confidence) for u in _USES[method]}
+    # ties go to the method assuming least (the first)
+    source = max(bounds, key=lambda u: (bounds[u], -_USES[method].index(u)))
+    eps, ideal = bounds[source], max(ideals.values())
     title, assumptions = METHODS[method]
     details = {
-        "method": title, "guesses_in": k_plus, "guesses_out": k_minus,
+        "method": title, "bound_from": source, "bounds": bounds, "ideals": ideals,
+        "guesses_in": k_plus, "guesses_out": k_minus,
         "right_in": int(np.sum((made == 1) & included)),
         "right_out": int(np.sum((made == -1) & ~included)),
         "included": int(included.sum()),
         "evidence": (f"{right} of {r} guesses right ({k_plus} 'in', {k_minus} 'out', "
-                     f"{m - r} abstentions) over {m} canaries; all {r} right would give "
-                     f"epsilon >= {ideal:.4g}"),
+                     f"{m - r} abstentions) over {m} canaries give epsilon >= {eps:.4g} "
+                     f"({source}); all {r} right would give epsilon >= {ideal:.4g}"),
     }
     return OneRunReport(
         pipeline=name or protocol.name, relation=protocol.relation,
@@ -184,26 +202,25 @@ def _guesses(guesses: Any, m: int) -> tuple[int, int]:
     return k_plus, k_minus
 
 
-def _method(method: str, delta: float):
-    if method == "snj":
-        return snj_epsilon
-    if method == "gdp":
-        if delta <= 0.0:
-            raise invalid("method", method, "'snj' for a pure-DP claim ('gdp' needs delta > 0)")
-        return gdp_epsilon
-    raise invalid("method", method, f"one of {sorted(METHODS)}")
+def _check_method(method: str, delta: float) -> None:
+    if method not in METHODS:
+        raise invalid("method", method, f"one of {sorted(METHODS)}")
+    if method != "snj" and delta <= 0.0:
+        raise invalid("method", method,
+                      f"'snj' for a pure-DP claim ('{method}' needs delta > 0)")
 
 
-_COLUMNS = (("pipeline", 40), ("method", 6), ("claim eps", 10), ("delta", 8), ("canaries", 9),
-            ("right/guesses", 14), ("eps lower", 10), ("ideal", 8), ("conf", 6), ("time s", 7),
-            ("verdict", 10))
+_COLUMNS = (("pipeline", 40), ("method", 6), ("from", 4), ("claim eps", 10), ("delta", 8),
+            ("canaries", 9), ("right/guesses", 14), ("eps lower", 10), ("ideal", 8),
+            ("conf", 6), ("time s", 7), ("verdict", 10))
 
 
 def format_one_run_table(reports) -> str:
     """A fixed-width table of one-run reports for terminals."""
     lines = ["  ".join(name.ljust(w) for name, w in _COLUMNS)]
     for r in reports:
-        cells = [r.pipeline[:40], r.method, f"{r.claimed_epsilon:.4g}",
+        cells = [r.pipeline[:40], r.method, r.details.get("bound_from", r.method),
+                 f"{r.claimed_epsilon:.4g}",
                  f"{r.claimed_delta:.0e}" if r.claimed_delta else "0", str(r.canaries),
                  f"{r.correct}/{r.guesses}", f"{r.epsilon_lower_bound:.4g}",
                  f"{r.ideal_epsilon:.4g}", f"{r.confidence:g}", f"{r.wall_time_s:.2f}",

@@ -4,6 +4,7 @@
     snj_epsilon(canaries, guesses, correct, delta, confidence) -> epsilon lower bound
     gdp_mu(canaries, guesses, correct, confidence) -> mu lower bound
     gdp_epsilon(canaries, guesses, correct, delta, confidence) -> epsilon lower bound
+    gdp_along(canaries, guesses, correct, delta, confidence) -> gdp_mu as epsilon, alone
 
 Setting (Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training
 Run", NeurIPS 2023, Section 3): m canaries, each included by an independent
@@ -29,8 +30,9 @@ those bounds is a p-value for "mu-GDP" (one event, no multiple testing).
 gives `snj_epsilon` at that delta, when larger: it holds without the
 assumption).  It assumes the pipeline's trade-off curve is Gaussian
 (Gaussian noise), as the many-run `GaussianDPTester` does.  This is the GDP variant of the
-Steinke-Nasr-Jagielski bound, not the f-DP analysis of Mahloujifar, Melis &
-Chaudhuri (ICML 2025), whose recursion over the guesses is tighter still.
+Steinke-Nasr-Jagielski bound; the f-DP analysis of Mahloujifar, Melis &
+Chaudhuri (ICML 2025), tighter for Gaussian pipelines, is
+`privbandit.audits.one_run_fdp`.
 
 The count bound is never tighter than all guesses right (`correct ==
 guesses`): that is each method's *ideal* bound for the m and r used.
@@ -124,13 +126,23 @@ def gdp_mu(canaries: int, guesses: int, correct: int, confidence: float) -> floa
 def gdp_epsilon(canaries: int, guesses: int, correct: int, delta: float,
                 confidence: float) -> float:
     """`gdp_mu` as an epsilon at `delta` (> 0) through the exact Gaussian curve."""
+    # the (eps, delta) bound holds without the assumption: never report less
+    return max(gdp_along(canaries, guesses, correct, delta, confidence),
+               snj_epsilon(canaries, guesses, correct, delta, confidence))
+
+
+def gdp_along(canaries: int, guesses: int, correct: int, delta: float,
+              confidence: float) -> float:
+    """`gdp_mu` read at `delta` (> 0) along the exact Gaussian curve, alone."""
+    return along_gaussian(gdp_mu(canaries, guesses, correct, confidence), delta, "GDP")
+
+
+def along_gaussian(mu: float, delta: float, what: str) -> float:
+    """A refuted mu as the epsilon at `delta` (> 0) of the exact Gaussian curve."""
     delta = check_delta("delta", delta)
     if delta <= 0.0:
-        raise invalid("delta", delta, "a number in (0, 1) for the GDP bound")
-    mu = gdp_mu(canaries, guesses, correct, confidence)
-    along = 0.0 if mu <= 0.0 else gaussian_epsilon(mu, delta)
-    # the (eps, delta) bound holds without the assumption: never report less
-    return max(along, snj_epsilon(canaries, guesses, correct, delta, confidence))
+        raise invalid("delta", delta, f"a number in (0, 1) for the {what} bound")
+    return 0.0 if mu <= 0.0 else gaussian_epsilon(mu, delta)
 
 
 def _confidence(confidence: object) -> float:

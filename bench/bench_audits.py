@@ -15,8 +15,10 @@
    false alarms against the stated failure probability (1% per audit).
 4. One run (canaries, `privbandit.audits.one_run`): a Gaussian mechanism on
    sums of unit vectors, (2, 1e-5)-DP, m = 10,000 orthogonal canaries, one
-   release, 100 guesses each way, GDP bound at 95%: the bound, its ratio to
-   the method's ideal for that m and k (every guess right) and to the bound
+   release, 100 guesses each way, at 95%: the f-DP bound for the Gaussian
+   trade-off curve (method "fdp", the largest of the SNJ, GDP and f-DP
+   bounds; each also alone, same run, same count), its ratio to the
+   method's ideal for that m and k (every guess right) and to the bound
    the method gives in expectation for a mechanism exactly at its claim
    (an optimal scorer, computed), the seconds, and whether the same
    mechanism with half its noise is caught in one run.  Then one run
@@ -56,6 +58,7 @@ from privbandit.audits.broken import NoiseScaleSampler
 from privbandit.audits.cases import CANARY, gaussian_vector_case, laplace_means_case
 from privbandit.audits.one_run import format_one_run_table, one_run_audit
 from privbandit.audits.one_run_bounds import gdp_epsilon
+from privbandit.audits.one_run_fdp import fdp_epsilon
 from privbandit.audits.one_run_protocols import sum_canaries
 from privbandit.audits.report import format_table
 from privbandit.audits.suite import (
@@ -141,13 +144,15 @@ def false_alarms(cases, seeds: int, rng: np.random.Generator) -> tuple[int, int]
 
 
 def expected_at_claim(mu: float, m: int, k: int, delta: float, confidence: float) -> float:
-    """The GDP bound at the expected count of an optimal scorer on a mechanism at its claim:
-    scores N(mu, 1) (in) or N(0, 1) (out), half each; k guessed each way."""
+    """The best bound (f-DP or GDP) at the expected count of an optimal scorer on a
+    mechanism at its claim: scores N(mu, 1) (in) or N(0, 1) (out), half each; k guessed
+    each way."""
     mix_sf = lambda t: 0.5 * (stats.norm.sf(t) + stats.norm.sf(t - mu))
     top = optimize.brentq(lambda t: m * mix_sf(t) - k, -40, 40)
     bottom = optimize.brentq(lambda t: m * (1 - mix_sf(t)) - k, -40, 40)
-    right = 0.5 * m * (stats.norm.sf(top - mu) + stats.norm.cdf(bottom))
-    return gdp_epsilon(m, 2 * k, int(round(right)), delta, confidence)
+    right = int(round(0.5 * m * (stats.norm.sf(top - mu) + stats.norm.cdf(bottom))))
+    return max(gdp_epsilon(m, 2 * k, right, delta, confidence),
+               fdp_epsilon(m, 2 * k, right, delta, confidence))
 
 
 def one_run(m: int, rng: np.random.Generator) -> dict[str, float]:
@@ -159,11 +164,16 @@ def one_run(m: int, rng: np.random.Generator) -> dict[str, float]:
     g_ok, g_half = rng.spawn(2)
     start = time.perf_counter()
     ok = one_run_audit(sum_canaries(correct.release, m, m, name="GaussianVector sum (2,1e-5)"),
-                       claim, guesses=(k, k), rng=g_ok, confidence=0.95, method="gdp")
+                       claim, guesses=(k, k), rng=g_ok, confidence=0.95, method="fdp")
     seconds = time.perf_counter() - start
     bad = one_run_audit(sum_canaries(half.release, m, m, name="same, half the noise"), claim,
-                        guesses=(k, k), rng=g_half, confidence=0.95, method="gdp")
+                        guesses=(k, k), rng=g_half, confidence=0.95, method="fdp")
     print(format_one_run_table([ok, bad]))
+    bounds, ideals = ok.details["bounds"], ok.details["ideals"]
+    for u in bounds:
+        print(f"  {u:4s} alone: eps >= {bounds[u]:.4g}, ideal {ideals[u]:.4g}, "
+              f"ratio {bounds[u] / ideals[u]:.3f}")
+    print(f"  reported: {ok.epsilon_lower_bound:.4g} from {ok.details['bound_from']}")
     reference = expected_at_claim(correct.event.mu, m, k, 1e-5, 0.95)
     print(f"a mechanism exactly at its claim gives {reference:.4g} in expectation with this m "
           f"and k (optimal scorer); every guess right would give {ok.ideal_epsilon:.4g}")
@@ -171,6 +181,10 @@ def one_run(m: int, rng: np.random.Generator) -> dict[str, float]:
         "one_run_epsilon_lower_bound": ok.epsilon_lower_bound,
         "one_run_ideal": ok.ideal_epsilon,
         "one_run_over_ideal": ok.epsilon_lower_bound / ok.ideal_epsilon,
+        "one_run_fdp_over_ideal": bounds["fdp"] / ideals["fdp"],
+        "one_run_gdp_over_ideal": bounds["gdp"] / ideals["gdp"],
+        "one_run_snj_over_ideal": bounds["snj"] / ideals["snj"],
+        "one_run_fdp_over_gdp": bounds["fdp"] / max(bounds["gdp"], 1e-12),
         "one_run_over_expected_at_claim": ok.epsilon_lower_bound / reference,
         "one_run_over_claim": ok.epsilon_lower_bound / claim.epsilon,
         "one_run_seconds": seconds,
@@ -189,7 +203,7 @@ def one_vs_many(m: int, many: tuple, seeds: int,
     """Bound, pipeline runs and seconds: one run with m canaries (over `seeds` seeds: one
     run's bound is a random variable) vs many runs per side."""
     gauss = GaussianVector.from_privacy(2.0, 1e-5, 1.0)
-    rows = [("gaussian", gauss.release, Claim.from_event(gauss.event, 1e-5), "gdp",
+    rows = [("gaussian", gauss.release, Claim.from_event(gauss.event, 1e-5), "fdp",
              GaussianDPTester(Projection(np.ones(1)))),
             ("laplace", laplace_counts, Claim(1.0, 0.0, "scale 1 on counts"), "snj",
              ThresholdTester(Projection(np.ones(1))))]
@@ -200,9 +214,15 @@ def one_vs_many(m: int, many: tuple, seeds: int,
                                                           strict=True):
         g_one, g_many = g.spawn(2)
         start = time.perf_counter()
-        bounds = [one_run_audit(sum_canaries(release, m, m), claim, guesses=(k, k),
-                                method=method, rng=s, confidence=0.95).epsilon_lower_bound
-                  for s in g_one.spawn(seeds)]
+        reports = [one_run_audit(sum_canaries(release, m, m), claim, guesses=(k, k),
+                                 method=method, rng=s, confidence=0.95)
+                   for s in g_one.spawn(seeds)]
+        bounds = [r.epsilon_lower_bound for r in reports]
+        for u in reports[0].details["bounds"]:  # each method alone, same counts
+            alone = np.mean([r.details["bounds"][u] for r in reports])
+            figures[f"one_vs_many_{label}_{u}_mean_over_ideal"] = (
+                alone / reports[0].details["ideals"][u])
+            figures[f"one_vs_many_{label}_{u}_mean_over_claim"] = alone / claim.epsilon
         spread = f"{np.mean(bounds):.4g} ({min(bounds):.3g}-{max(bounds):.3g})"
         print(f"{label:11s} {f'one run, {m:,} canaries, {seeds} seeds':38s} {1:<10,d} "
               f"{(time.perf_counter() - start) / seeds:7.2f}  {spread}  "
@@ -304,7 +324,7 @@ def main() -> None:
     figures["negative_control_audits"] = audits
     figures["negative_control_false_alarms"] = alarms
 
-    print(f"\n== one run: {size.one_run_canaries:,} canaries, Gaussian sum (2, 1e-5), GDP, 95%")
+    print(f"\n== one run: {size.one_run_canaries:,} canaries, Gaussian sum (2, 1e-5), f-DP, 95%")
     g_one, g_compare, g_text = g_one.spawn(3)
     figures.update(one_run(size.one_run_canaries, g_one))
     print("\n== one run vs many runs, same mechanisms, 95%")

@@ -122,7 +122,8 @@ def run_one_run(args: argparse.Namespace) -> int:
 
     cases = registry_cases()
     streams = np.random.default_rng(args.seed).spawn(len(cases))
-    reports = [one_run_audit(c.protocol, c.claim, rng=g, confidence=args.confidence)
+    reports = [one_run_audit(c.protocol, c.claim, rng=g, confidence=args.confidence,
+                             method=c.method)
                for c, g in zip(cases, streams, strict=True) if c.protocol is not None]
     print(format_one_run_table(reports))
     skipped = [c for c in cases if c.protocol is None]

@@ -159,7 +159,7 @@ def test_user_round_contract_plants_rewards_by_coin():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"guesses": (0, 0)}, "guesses"), ({"guesses": (300, 300)}, "guesses"),
-    ({"guesses": [1, 1]}, "guesses"), ({"method": "fdp"}, "method"),
+    ({"guesses": [1, 1]}, "guesses"), ({"method": "f-dp"}, "method"),
 ])
 def test_bad_settings_are_refused(kwargs, match):
     protocol, claim = gaussian_sum(m=500)

@@ -2,9 +2,21 @@
 import numpy as np
 import pytest
 
+from privbandit import privacy
 from privbandit.audits import Claim
+from privbandit.audits.broken import NoiseScaleSampler
 from privbandit.audits.one_run import one_run_audit
-from privbandit.canaries import anonymous_protocol, epoch_means_protocol, registry_cases
+from privbandit.canaries import (
+    STREAMS,
+    _Planted,
+    anonymous_protocol,
+    epoch_means_protocol,
+    registry_cases,
+    stream_protocol,
+)
+from privbandit.endtoend import setup, small_config
+from privbandit.errors import ConfigError
+from privbandit.mechanisms.samplers import GRID
 
 BUILDERS = [epoch_means_protocol, anonymous_protocol]
 
@@ -35,8 +47,53 @@ def test_too_little_noise_is_caught_in_one_run(build):
 def test_every_private_registry_algorithm_is_listed():
     cases = registry_cases()
     names = {c.algorithm for c in cases}
-    assert {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace", "cdp-fclub-dc"} <= names
+    assert {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace", *STREAMS} <= names
     for c in cases:
         assert (c.protocol is None) == bool(c.note)
         if c.protocol is not None:
-            assert c.claim.epsilon == 1.0 and c.protocol.canaries >= 400
+            assert c.claim.epsilon == 1.0 and c.protocol.canaries >= 64
+            assert c.method == ("fdp" if c.algorithm in STREAMS else "snj")
+    streams = [c for c in cases if c.algorithm in STREAMS]
+    assert len(streams) == 4 and all(c.claim.delta == 1e-5 for c in streams)
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_stream_entry_at_its_claim_is_not_flagged(name):
+    protocol, claim = stream_protocol(name)
+    assert claim.epsilon == 1.0 and "user-round" in claim.source
+    r = one_run_audit(protocol, claim, rng=0, confidence=0.95, method="fdp")
+    assert r.verdict == "consistent" and r.guesses == 40, r
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_stream_entry_with_a_twentieth_of_its_noise_is_caught(name, monkeypatch):
+    """The planted flaw: every release of the run draws 1/20 of its calibrated noise (the
+    sampler is swapped in this test only; the run still states its claim)."""
+    monkeypatch.setitem(privacy.SAMPLERS, "grid", NoiseScaleSampler(GRID, 0.05))
+    protocol, claim = stream_protocol(name)
+    assert claim.epsilon == 1.0
+    r = one_run_audit(protocol, claim, rng=0, confidence=0.95, method="fdp")
+    assert r.violation and r.correct >= 30, r
+
+
+@pytest.mark.parametrize("name,inside,outside", [("cdp-fclub-dc", 1.0, 0.0),
+                                                 ("cdp-fedc3ucb-h", 0, "list_len")])
+def test_planted_feedback_follows_the_coin(name, inside, outside):
+    env, _ = setup(name, small_config(name, 1.0), 0)
+    _Planted(env, np.array([0, 1]), np.array([True, False]))
+    action = np.arange(env.list_len) if hasattr(env, "list_len") else 0
+    env.reset(np.random.default_rng(0))
+    got = []
+    for t in range(2):
+        env.observe(t)
+        out = env.act(t, action)
+        got.append((out.feedback, out.reward))
+    outside = env.list_len if outside == "list_len" else outside
+    assert got == [(inside, 1.0), (outside, 0.0)]
+
+
+def test_stream_protocols_refuse_what_they_cannot_audit():
+    with pytest.raises(ConfigError, match="name"):
+        stream_protocol("cdp-mab")
+    with pytest.raises(ConfigError, match="canaries"):
+        stream_protocol("cdp-fclub-dc", horizon=64, canaries=40)
