@@ -186,6 +186,22 @@ class UserGraph:
         view.flags.writeable = False
         return view
 
+    def adopt(self, adjacency: np.ndarray | None = None, labels: np.ndarray | None = None
+              ) -> None:
+        """Keep the adjacency matrix and/or the labels in these arrays from now on (e.g.
+        views of arrays stacked over replicates, `Policy.bind_replicate_state`): they
+        must hold the graph's values, in its shapes and dtypes; edits write into them."""
+        for name, new, own in (("adjacency", adjacency, self._adj),
+                               ("labels", labels, self._labels)):
+            if new is not None and (not isinstance(new, np.ndarray) or new.shape != own.shape
+                                    or new.dtype != own.dtype):
+                raise ShapeError(f"{name} must be an array of shape {own.shape}, dtype "
+                                 f"{own.dtype}; got {getattr(new, 'shape', type(new))}")
+        if adjacency is not None:
+            self._adj = adjacency
+        if labels is not None:
+            self._labels = labels
+
     @property
     def n_components(self) -> int:
         return int(np.unique(self._labels).size)

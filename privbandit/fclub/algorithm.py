@@ -151,7 +151,7 @@ class FederatedClub(Policy):
         """Detect clusters if a phase starts at t, then the UCB item of the user's local cluster."""
         self._rng = rng
         if t >= self._next_phase:
-            self._start_phase(t, rng)
+            self.start_phase(t, rng)
         c = self._local_of_user[check_user(user, self.config.n_users)]
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
         row = self.sync.row_of[c]
@@ -185,7 +185,15 @@ class FederatedClub(Policy):
         return self._rows[i]
 
     # -- phases (Algorithm 2) ------------------------------------------------------------
-    def _start_phase(self, t: int, rng: np.random.Generator) -> None:
+    @property
+    def next_phase(self) -> float:
+        """The first round of the next phase (inf: no more phases, as without detection)."""
+        return self._next_phase
+
+    def start_phase(self, t: int, rng: np.random.Generator) -> None:
+        """Start the phase due at round t (at or after `next_phase`) with the policy
+        generator `rng`: what `select` does at a phase's first round."""
+        self._rng = rng
         self._phase += 1
         self._next_phase = 2 ** (self._phase + 1) - 2 if self.config.detect else math.inf
         self._close_phase()
@@ -338,6 +346,27 @@ class FederatedClub(Policy):
         return (d * d + d + 1) * 8
 
     # -- replicates in lockstep (`fclub.lockstep`) -----------------------------------------
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """Each user's local cluster "local_of_user", this phase's observation buffer
+        "rows" (z = [x, y]) and "row_users", and the sync's arrays (`DelayedSync.arrays`,
+        `InstantSync.arrays`) (`Policy.replicate_state`).  A phase start makes a new
+        buffer, and a renewal new sync arrays."""
+        return {"local_of_user": self._local_of_user, "rows": self._rows,
+                "row_users": self._row_users, **self.sync.arrays()}
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        self._local_of_user = views.pop("local_of_user", self._local_of_user)
+        self._rows = views.pop("rows", self._rows)
+        self._row_users = views.pop("row_users", self._row_users)
+        self.sync.adopt(views)
+
+    def mark_rows(self, n: int) -> None:
+        """The first n rows of the phase buffer ("rows", "row_users") hold this phase's
+        observations: a twin that wrote them through bound views says so."""
+        if not 0 <= n <= self._rows.shape[0]:
+            raise config_error("n", n, f"a row count in [0, {self._rows.shape[0]}]")
+        self._n_rows = int(n)
+
     @property
     def lockstep_ready(self) -> bool:
         """This class itself with no observer: FCLUB, Homo, FCLUB-DC, Homo-DC, and

@@ -84,6 +84,14 @@ class PerServer(Policy):
                 "n_users": self.n_users}
 
     # -- replicates in lockstep (`fclub.lockstep.BatchedPerServer`) ------------------------
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """Each server's round count, "rounds" (`Policy.replicate_state`; the servers'
+        policies hold their own state)."""
+        return {"rounds": self._rounds}
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        self._rounds = views.get("rounds", self._rounds)
+
     @property
     def lockstep_ready(self) -> bool:
         """CLUB (or SCLUB) on every server, servers of equal size (their policies stack)."""

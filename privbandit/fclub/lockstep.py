@@ -45,7 +45,7 @@ import numpy as np
 
 from ..comm import DOWNLOAD, UPLOAD
 from ..kernels import sherman_morrison, ucb_scores
-from ..policies.lockstep import BatchedPolicy, check_replicates
+from ..policies.lockstep import BatchedPolicy, check_replicates, stack_state
 from ..runtime.lockstep import batched, register_batched
 from ..validation import check_items
 from .algorithm import FederatedClub
@@ -59,6 +59,13 @@ _LOCAL = {"S": (2, False), "logdet_s": (0, False), "u": (1, False), "n_sync": (0
           "s_down": (2, False), "u_down": (1, False), "n_down": (0, True)}
 _GLOBAL = {"S_g": (2, False), "u_g": (1, False), "n_g": (0, True), "logdet_g": (0, False)}
 _MODELS = {"inv": (2, False), "b": (1, False), "logdet": (0, False), "count": (0, True)}
+
+
+def _copy_into(row: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """The leading part of a stacked row that `own` fits, holding `own`'s values."""
+    view = row[:own.shape[0]]
+    view[...] = own
+    return view
 
 
 class BatchedFederatedClub(BatchedPolicy):
@@ -84,8 +91,8 @@ class BatchedFederatedClub(BatchedPolicy):
         self.k_of = np.full((rep, n), -1, dtype=np.intp)  # -1: no local cluster there
         self.local = np.zeros((rep, n), dtype=np.intp)
         for r, p in enumerate(self.policies):
-            self.local[r] = p._local_of_user
-            p._local_of_user = self.local[r]
+            self.local[r] = p.replicate_state()["local_of_user"]
+            p.bind_replicate_state({"local_of_user": self.local[r]})
         self._bound: list[object] = [None] * rep  # bound at the first phase start
         self._rows = np.empty((rep, 0, d + 1))
         self._row_users = np.empty((rep, 0), dtype=np.intp)
@@ -113,44 +120,36 @@ class BatchedFederatedClub(BatchedPolicy):
     def _start_phase(self, t: int, rngs: Sequence[np.random.Generator]) -> None:
         length = None
         for r, (p, rng) in enumerate(zip(self.policies, rngs, strict=True)):
-            p._n_rows = self._i
-            p._rng = rng
-            p._start_phase(t, rng)
-            self._bind(r, p)
-            length = p._rows.shape[0]
+            p.mark_rows(self._i)
+            p.start_phase(t, rng)
+            length = self._bind(r, p)
         d1 = self.dim + 1
         self._rows = np.empty((len(self.policies), length, d1))
         self._row_users = np.empty((len(self.policies), length), dtype=np.intp)
         for r, p in enumerate(self.policies):
-            p._rows, p._row_users = self._rows[r], self._row_users[r]
+            p.bind_replicate_state({"rows": self._rows[r], "row_users": self._row_users[r]})
         self._i = 0
 
-    def _bind(self, r: int, p: FederatedClub) -> None:
+    def _bind(self, r: int, p: FederatedClub) -> int:
         """Make replicate r's sync arrays and models views of the stacked ones (after a
-        renewal made new ones)."""
-        sync = p.sync
-        if self._bound[r] is sync.models:
-            return
-        for owner, names in ((sync, (*_LOCAL, *_GLOBAL)), (sync.models, _MODELS)):
-            for name in names:
-                own = getattr(owner, name)
-                stacked = self.arrays[name][r, :own.shape[0]]
-                stacked[...] = own
-                setattr(owner, name, stacked)
-        c_count = sync.k_of.shape[0]
-        self.k_of[r] = -1
-        self.k_of[r, :c_count] = sync.k_of
-        sync.k_of = self.k_of[r, :c_count]
-        if self.private:
-            self.last[r, :c_count] = sync.last
-            sync.last = self.last[r, :c_count]
-            self.beta_terms[r, :len(sync._beta_terms)] = sync._beta_terms
-        self._bound[r] = sync.models
+        renewal made new ones); returns the length of its new phase buffer."""
+        state = p.replicate_state()
+        if self._bound[r] is not p.sync.models:
+            views = {name: _copy_into(self.arrays[name][r], state[name])
+                     for name in (*_LOCAL, *_GLOBAL, *_MODELS)}
+            self.k_of[r] = -1
+            views["k_of"] = _copy_into(self.k_of[r], state["k_of"])
+            if self.private:
+                views["last"] = _copy_into(self.last[r], state["last"])
+                _copy_into(self.beta_terms[r], p.sync.beta_terms)
+            p.bind_replicate_state(views)
+            self._bound[r] = p.sync.models
+        return state["rows"].shape[0]
 
     # -- the round -------------------------------------------------------------------------
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        if t >= self.policies[0]._next_phase:  # phases start at the same rounds in every run
+        if t >= self.policies[0].next_phase:  # phases start at the same rounds in every run
             self._start_phase(t, rngs)
         r = self.replicates
         self._rngs = rngs  # the privacy noise of the round's releases
@@ -279,7 +278,7 @@ class BatchedFederatedClub(BatchedPolicy):
     def finish(self) -> None:
         """The replicates' phase buffers and communication logs brought up to date."""
         for p in self.policies:
-            p._n_rows = self._i
+            p.mark_rows(self._i)
         if self._talked:
             rounds = np.concatenate([np.full(rf.size, t) for t, rf in self._talked])
             who = np.concatenate([rf for _, rf in self._talked])
@@ -310,24 +309,19 @@ class BatchedInstantClub(BatchedFederatedClub):
         self.row_of = np.zeros((rep, n), dtype=np.intp)
         self.peers = np.zeros((rep, n), dtype=np.int64)
 
-    def _bind(self, r: int, p: FederatedClub) -> None:
-        sync = p.sync
-        if self._bound[r] is sync.models:
-            return
-        for name in _MODELS:
-            own = getattr(sync.models, name)
-            stacked = self.arrays[name][r, :own.shape[0]]
-            stacked[...] = own
-            setattr(sync.models, name, stacked)
-        for stacked, name in ((self.row_of, "row_of"), (self.peers, "_peers")):
-            own = getattr(sync, name)
-            stacked[r, :own.size] = own
-            setattr(sync, name, stacked[r, :own.size])
-        self._bound[r] = sync.models
+    def _bind(self, r: int, p: FederatedClub) -> int:
+        state = p.replicate_state()
+        if self._bound[r] is not p.sync.models:
+            views = {name: _copy_into(self.arrays[name][r], state[name]) for name in _MODELS}
+            views["row_of"] = _copy_into(self.row_of[r], state["row_of"])
+            views["peers"] = _copy_into(self.peers[r], state["peers"])
+            p.bind_replicate_state(views)
+            self._bound[r] = p.sync.models
+        return state["rows"].shape[0]
 
     def select(self, items: np.ndarray, users: np.ndarray, t: int,
                rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        if t >= self.policies[0]._next_phase:
+        if t >= self.policies[0].next_phase:
             self._start_phase(t, rngs)
         r = self.replicates
         self._c = row = self.row_of[r, self.local[r, users]]
@@ -366,9 +360,7 @@ class BatchedPerServer(BatchedPolicy):
         first = self.policies[0]
         self.n_servers, self.server, self.local = len(first.policies), first.server, first.local
         self.own = batched([c for p in self.policies for c in p.policies])
-        self.rounds = np.stack([p._rounds for p in self.policies])
-        for r, p in enumerate(self.policies):
-            p._rounds = self.rounds[r]
+        self.rounds = stack_state(self.policies)["rounds"]
         self._q = self.replicates
 
     def check_items(self, items: np.ndarray) -> None:

@@ -25,6 +25,7 @@ local copy starts from them.  Then, per observation of local cluster c:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +35,21 @@ from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..policies.radius import ConfidenceRadius
 from .models import RecommendationModels, inverse, logdet
 from .privacy import CdpPlan
+
+_MODEL_ARRAYS = ("inv", "b", "logdet", "count")  # a sync's `models` (RecommendationModels)
+# DelayedSync's arrays by local cluster and by global cluster
+_DELAYED_ARRAYS = ("S", "logdet_s", "u", "n_sync", "pend_s", "pend_u", "pend_n", "s_down",
+                   "u_down", "n_down", "k_of", "row_of", "S_g", "u_g", "n_g", "logdet_g")
+
+
+def _model_arrays(models: RecommendationModels) -> dict[str, np.ndarray]:
+    return {name: getattr(models, name) for name in _MODEL_ARRAYS}
+
+
+def _adopt(sync: InstantSync | DelayedSync, views: Mapping[str, np.ndarray]) -> None:
+    """Bind the sync's (or its models') arrays to the views of those names."""
+    for name, view in views.items():
+        setattr(sync.models if name in _MODEL_ARRAYS else sync, name, view)
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,19 @@ class InstantSync:
     def beta(self, row: int) -> float:
         return self.radius(float(self.models.logdet[row]) - self._log_lam, self.lam)
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Its arrays by name: the models' "inv", "b", "logdet", "count", and "row_of" and
+        "peers" (each global cluster's other local clusters): its policy's part of
+        `Policy.replicate_state`."""
+        return {**_model_arrays(self.models), "row_of": self.row_of, "peers": self._peers}
+
+    def adopt(self, views: Mapping[str, np.ndarray]) -> None:
+        """Keep the arrays named in `views` (as by `arrays()`) in those views from now on:
+        its policy's part of `Policy.bind_replicate_state`, which checks them."""
+        views = dict(views)
+        self._peers = views.pop("peers", self._peers)
+        _adopt(self, views)
+
     def observe(self, c: int, x: np.ndarray, y: float, z: np.ndarray, t: int, rng: Any) -> None:
         k = int(self.row_of[c])
         self.models.add(k, x, y)
@@ -185,6 +214,29 @@ class DelayedSync:
             self.trees = [self.plan.new_tree() for _ in range(c_count)]
             self.last = np.zeros((c_count, d1, d1))
             self.unreleased: list[list[np.ndarray]] = [[] for _ in range(c_count)]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Its arrays by name (none before the first renewal): the models' "inv", "b",
+        "logdet", "count", the arrays by local and by global cluster (S, ..., logdet_g,
+        as the class docstring lists them) and, privately, "last": its policy's part of
+        `Policy.replicate_state`.  A renewal makes new arrays."""
+        if not hasattr(self, "layout"):
+            return {}
+        own = {name: getattr(self, name) for name in _DELAYED_ARRAYS}
+        if self.plan is not None:
+            own["last"] = self.last
+        return {**_model_arrays(self.models), **own}
+
+    def adopt(self, views: Mapping[str, np.ndarray]) -> None:
+        """Keep the arrays named in `views` (as by `arrays()`) in those views until the
+        next renewal: its policy's part of `Policy.bind_replicate_state`, which checks them."""
+        _adopt(self, views)
+
+    @property
+    def beta_terms(self) -> np.ndarray:
+        """The radius terms (a, r, d rho_min, c) of each global cluster, (m, 4) (private
+        runs: `CdpPlan.beta_terms`; read by `beta`)."""
+        return np.array(self._beta_terms, dtype=float).reshape(-1, 4)
 
     def _noise_variance(self, base_variance: float, local_clusters: int) -> float:
         """Per-entry noise variance any copy of cluster k can carry: the renewal base plus,

@@ -16,24 +16,46 @@ same decisions bit for bit.  Ties between equal scores go to the lowest index.
 
 The reporting hooks (`params()`, `comm`, `ledgers()`, `cluster_labels()`,
 `privacy()`, ...) are those of `privbandit.protocol.Protocol`.
+`replicate_state()` and `bind_replicate_state(views)` are the contract the
+batched twins (`runtime.lockstep`) use to keep a replicate's arrays in
+stacked ones; a twin touches no private attribute of the policies it plays.
 `CheckedItemsPolicy` adds the round's input checks that LinUCB, LinTS, CLUB
 and SCLUB share.
 """
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
+from ..errors import ShapeError, config_error
 from ..protocol import Protocol
 from ..validation import check_action, check_dim, check_items, check_reward
 
 __all__ = [
-    "CheckedItemsPolicy", "Policy",
+    "CheckedItemsPolicy", "Policy", "check_state_views",
 ]
+
+
+def check_state_views(state: Mapping[str, np.ndarray], views: Mapping[str, np.ndarray],
+                      owner: str) -> None:
+    """Refuse views that cannot stand for `state` (name -> array): a name `state` lacks, or
+    an array of another shape or dtype than the array it replaces."""
+    for name, view in views.items():
+        if name not in state:
+            raise config_error(f"{owner} replicate state name", name,
+                               f"one of {sorted(state)}" if state else "absent (no state)")
+        own = state[name]
+        if not isinstance(view, np.ndarray) or view.shape != own.shape \
+                or view.dtype != own.dtype or not view.flags.writeable:
+            got = (type(view).__name__ if not isinstance(view, np.ndarray) else
+                   f"shape {view.shape}, dtype {view.dtype}, writeable {view.flags.writeable}")
+            raise ShapeError(f"{owner} replicate state {name!r} must be a writeable array of "
+                             f"shape {own.shape}, dtype {own.dtype}; got {got}")
 
 
 class Policy(Protocol):
@@ -57,6 +79,36 @@ class Policy(Protocol):
         it has one (`runtime.lockstep.register_batched`), plays; a class whose twin plays
         only some configurations says which."""
         return True
+
+    # -- the contract of batched twins (`runtime.lockstep`) ------------------------------
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """The arrays of this policy's state that a batched twin may stack: name -> array.
+
+        The contract batched twins use (`runtime.lockstep.register_batched`):
+        a twin stacks these arrays over its replicates, hands each replicate
+        views of its slice (`bind_replicate_state`) and reads and writes the
+        stacked arrays; afterwards each replicate's behaviour and state equal
+        those of its separate run.  The arrays are the policy's own, as they
+        are now (a policy that builds new arrays, e.g. at a phase start,
+        names the new ones).  Default: no state to bind.
+        """
+        return {}
+
+    def bind_replicate_state(self, views: Mapping[str, np.ndarray]) -> None:
+        """Adopt `views` (name -> array, some or all names of `replicate_state()`) in
+        place of the arrays of those names, to read and write them from now on.
+
+        Each view must have the shape and dtype of the array it replaces
+        (ShapeError, ConfigError for an unknown name, naming it); its values
+        are the policy's state from now on (a twin copies them in first).
+        """
+        check_state_views(self.replicate_state(), views, type(self).__name__)
+        self._bind_views(dict(views))
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        """Adopt checked views (a subclass with state implements this)."""
+        if views:
+            raise NotImplementedError(f"{type(self).__name__} binds no replicate state")
 
     def advance(self, env: Any, t: int, regret: np.ndarray, reward: np.ndarray,
                 rng: np.random.Generator) -> int:

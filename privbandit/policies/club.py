@@ -32,10 +32,9 @@ from ..errors import ShapeError, config_error
 from ..kernels import UserGraph, club_confidence, sherman_morrison, ucb_scores
 from ..validation import check_user
 from .base import Policy
-from .lockstep import BatchedPolicy, check_replicates
+from .lockstep import BatchedPolicy, check_replicates, part, stack_state
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
-from .ridge import RidgeModels
 
 
 class CLUB(PooledClusterPolicy):
@@ -78,10 +77,11 @@ class CLUB(PooledClusterPolicy):
         elif graph.n != self.n_users:
             raise ShapeError(f"graph must have n_users={self.n_users} nodes; got {graph.n}")
         self.graph = graph
-        self._rebuild(np.arange(self.n_users))
+        self.rebuild(np.arange(self.n_users))
 
-    def _rebuild(self, members: np.ndarray) -> None:
-        """Recompute the pooled statistics of every component among `members`."""
+    def rebuild(self, members: np.ndarray) -> None:
+        """Recompute the pooled statistics of every component among `members` (after a
+        split of the component they formed: `update`, or a batched twin's edge deletion)."""
         labels = self.graph.labels[members]
         for label in np.unique(labels):
             self.clusters.set(label, *self.users.pooled(members[labels == label]))
@@ -106,10 +106,21 @@ class CLUB(PooledClusterPolicy):
         limits = self.alpha * (club_confidence(u.count[user]) + club_confidence(u.count[nbrs]))
         far = nbrs[gaps > limits]
         if far.size and self.graph.delete_edges(user, far):
-            self._rebuild(component)
+            self.rebuild(component)
 
     def cluster_labels(self) -> np.ndarray:
         return self.graph.labels.copy()
+
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """The models' arrays and the graph's, "graph.adjacency" and "graph.labels"
+        (`Policy.replicate_state`)."""
+        graph = self.graph
+        return {**super().replicate_state(), "graph.adjacency": graph.adjacency,
+                "graph.labels": graph.labels}
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        super()._bind_views(views)
+        self.graph.adopt(views.get("graph.adjacency"), views.get("graph.labels"))
 
     def params(self) -> dict[str, Any]:
         return {
@@ -118,21 +129,8 @@ class CLUB(PooledClusterPolicy):
         }
 
 
-_RIDGE = ("inv", "gram", "b", "theta", "logdet", "count")
-
-
-def _stack(models: Sequence[RidgeModels]) -> dict[str, np.ndarray]:
-    """The arrays of alike `RidgeModels` stacked on a replicate axis, (R, n, ...); each
-    model's arrays become views of its slice."""
-    stacked = {name: np.stack([getattr(m, name) for m in models]) for name in _RIDGE}
-    for r, m in enumerate(models):
-        for name, arr in stacked.items():
-            setattr(m, name, arr[r])
-    return stacked
-
-
-def _add(models: dict[str, np.ndarray], r: np.ndarray, rows: np.ndarray, x: np.ndarray,
-         y: np.ndarray) -> None:
+def add_rows(models: dict[str, np.ndarray], r: np.ndarray, rows: np.ndarray, x: np.ndarray,
+             y: np.ndarray) -> None:
     """`RidgeModels.add` of (x[i], y[i]) to model rows[i] of replicate r[i], batched."""
     inv = models["inv"][r, rows]
     quad = sherman_morrison(inv, x)
@@ -172,13 +170,9 @@ class BatchedCLUB(BatchedPooled):
         super().__init__(check_replicates(policies, CLUB))
         first = self.policies[0]
         self.radius, self.lam, self.alpha = first.radius, first.users.lam, first.alpha
-        self.users = _stack([p.users for p in self.policies])
-        self.clusters = _stack([p.clusters for p in self.policies])
-        graphs = [p.graph for p in self.policies]
-        self.adj = np.stack([g._adj for g in graphs])
-        self.labels = np.stack([g._labels for g in graphs])
-        for r, g in enumerate(graphs):  # the graphs edit these views in place
-            g._adj, g._labels = self.adj[r], self.labels[r]
+        stacked = stack_state(self.policies)  # the graphs edit their views in place
+        self.users, self.clusters = part(stacked, "users."), part(stacked, "clusters.")
+        self.adj, self.labels = stacked["graph.adjacency"], stacked["graph.labels"]
         self._c = np.zeros(len(self.policies), dtype=np.intp)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
@@ -198,8 +192,8 @@ class BatchedCLUB(BatchedPooled):
               ts: np.ndarray | None = None) -> None:
         """`CLUB.update` of replicates `which` (distinct, as scored last) with contexts x
         (Q, d) and rewards y (Q,); CLUB does not read the round indices ts."""
-        _add(self.users, which, users, x, y)
-        _add(self.clusters, which, self._c, x, y)
+        add_rows(self.users, which, users, x, y)
+        add_rows(self.clusters, which, self._c, x, y)
         self._prune(which, users)
 
     def _prune(self, which: np.ndarray, users: np.ndarray) -> None:
@@ -214,4 +208,4 @@ class BatchedCLUB(BatchedPooled):
             policy, user = self.policies[which[k]], int(users[k])
             component = policy.graph.component(user)
             if policy.graph.delete_edges(user, np.flatnonzero(far[k])):
-                policy._rebuild(component)
+                policy.rebuild(component)

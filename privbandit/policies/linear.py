@@ -50,6 +50,13 @@ class _LinearPolicy(CheckedItemsPolicy):
         m = self._model(user)
         self.models.add(m, *self._observation(items, action, feedback))
 
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """The models' arrays, "models.inv", "models.b", ... (`Policy.replicate_state`)."""
+        return self.models.arrays("models.")
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        self.models.adopt(views, "models.")
+
     def _base_params(self) -> dict[str, Any]:
         return {
             "dim": self.dim,

@@ -9,6 +9,12 @@ describe their replicate.  Each replicate chooses the actions a separate run
 of its policy with the same generators chooses; values agree to rounding
 (batched and single BLAS calls may sum in different orders).
 
+A twin reaches a policy's state only through the policy's public contract:
+`replicate_state()` and `bind_replicate_state(views)` (`stack_state` does
+both for alike policies), and the public steps the policy names for its
+data-dependent work (a phase or stage start, a split, a rebuild); never
+through a private attribute.
+
 `runtime.lockstep` drives them and holds the registry of twins by policy
 class (`register_batched`); no policy class imports its twin.
 """
@@ -24,9 +30,6 @@ from ..kernels import sherman_morrison
 from ..validation import check_items
 from .base import Policy
 from .linear import LinTS, LinUCB
-from .ridge import RidgeModels
-
-_RIDGE_ARRAYS = ("inv", "b", "theta", "logdet", "count")
 
 
 def check_replicates(policies: Sequence[Policy], kind: type) -> list[Policy]:
@@ -40,14 +43,20 @@ def check_replicates(policies: Sequence[Policy], kind: type) -> list[Policy]:
     return policies
 
 
-def stack_models(models: Sequence[RidgeModels]) -> dict[str, np.ndarray]:
-    """The arrays of alike fresh `RidgeModels` stacked on a replicate axis; each model's
-    arrays become views of its slice."""
-    stacked = {name: np.stack([getattr(m, name) for m in models]) for name in _RIDGE_ARRAYS}
-    for r, m in enumerate(models):
-        for name, arr in stacked.items():
-            setattr(m, name, arr[r])
+def stack_state(policies: Sequence[Policy]) -> dict[str, np.ndarray]:
+    """The `replicate_state()` arrays of alike policies stacked on a replicate axis, name ->
+    (R, ...); each policy then keeps its slices (`bind_replicate_state`)."""
+    states = [p.replicate_state() for p in policies]
+    stacked = {name: np.stack([state[name] for state in states]) for name in states[0]}
+    for r, p in enumerate(policies):
+        p.bind_replicate_state({name: arr[r] for name, arr in stacked.items()})
     return stacked
+
+
+def part(stacked: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays of `stacked` whose names start with `prefix`, named without it."""
+    return {name[len(prefix):]: arr for name, arr in stacked.items()
+            if name.startswith(prefix)}
 
 
 class BatchedPolicy(ABC):
@@ -110,7 +119,7 @@ class BatchedLinear(BatchedPolicy):
         first = self.policies[0]
         self.shared, self.lam, n = first.shared, first.models.lam, first.models.n_models
         flat = {k: a.reshape(-1, *a.shape[2:])
-                for k, a in stack_models([p.models for p in self.policies]).items()}
+                for k, a in part(stack_state(self.policies), "models.").items()}
         self.inv, self.b, self.theta = flat["inv"], flat["b"], flat["theta"]
         self.logdet, self.count = flat["logdet"], flat["count"]
         self._first = self.replicates * n  # row of each replicate's model 0

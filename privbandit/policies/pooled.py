@@ -48,6 +48,15 @@ class PooledClusterPolicy(CheckedItemsPolicy):
     def _cluster(self, user: int) -> int:
         """The cluster slot of (already checked) `user`."""
 
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """The users' and clusters' model arrays, "users.inv", ..., "clusters.inv", ...
+        (`Policy.replicate_state`)."""
+        return {**self.users.arrays("users."), **self.clusters.arrays("clusters.")}
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        self.users.adopt(views, "users.")
+        self.clusters.adopt(views, "clusters.")
+
     def scores(self, items: np.ndarray, user: int) -> np.ndarray:
         """UCBs of the K items from the pooled data of `user`'s cluster, (K,)."""
         c = self._cluster(check_user(user, self.n_users))

@@ -8,6 +8,7 @@ Shared by LinUCB, LinTS, CLUB, SCLUB and the federated algorithms.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -42,6 +43,21 @@ class RidgeModels:
         self.theta = np.zeros((self.n_models, self.dim))
         self.logdet = np.zeros(self.n_models)
         self.count = np.zeros(self.n_models, dtype=np.int64)
+
+    def arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
+        """Its arrays by name, each name after `prefix` (gram only when tracked): a policy's
+        part of `Policy.replicate_state`."""
+        names = ("gram", "inv", "b", "theta", "logdet", "count")
+        return {prefix + name: getattr(self, name) for name in names
+                if getattr(self, name) is not None}
+
+    def adopt(self, views: Mapping[str, np.ndarray], prefix: str = "") -> None:
+        """Keep the arrays named in `views` (as by `arrays(prefix)`; other names are
+        skipped) in those views from now on: a policy's part of
+        `Policy.bind_replicate_state`, which checks them."""
+        for name in self.arrays(prefix):
+            if name in views:
+                setattr(self, name[len(prefix):], views[name])
 
     def add(self, m: int, x: np.ndarray, reward: float) -> None:
         """Add the observation (x, reward) to model m: O(d^2)."""

@@ -36,10 +36,12 @@ from privbandit.accounting.validation import check_positive
 from ..kernels import club_confidence, ucb_scores
 from ..validation import check_user
 from .base import Policy
-from .club import BatchedPooled, _add, _stack
-from .lockstep import check_replicates
+from .club import BatchedPooled, add_rows
+from .lockstep import check_replicates, part, stack_state
 from .pooled import PooledClusterPolicy
 from .radius import ConfidenceRadius
+
+_SETS = ("label", "size", "user_checked", "ref_theta", "ref_count")  # the clusters as sets
 
 
 class SCLUB(PooledClusterPolicy):
@@ -93,17 +95,24 @@ class SCLUB(PooledClusterPolicy):
         user = check_user(user, self.n_users)
         x, reward = self._observation(items, action, feedback)
         if t >= self._stage_end:
-            self._new_stage(t)
+            self.start_stage(t)
         self._add(user, x, reward)
         rounds = t + 1
         self.user_checked[user] = True
         if self._should_split(user, rounds):
-            self._split(user)
+            self.split(user)
         c = self.label[user]
         if self.user_checked[self.label == c].all():
-            self._merge(c, rounds)
+            self.merge(c, rounds)
 
-    def _new_stage(self, t: int) -> None:
+    @property
+    def stage_end(self) -> int:
+        """The first round of the next stage."""
+        return self._stage_end
+
+    def start_stage(self, t: int) -> None:
+        """Start the stage holding round t (at or after `stage_end`): unmark every user and
+        freeze the clusters' references (what `update` does at a stage's first round)."""
         while t >= self._stage_end:
             self.stage += 1
             self._stage_end += 2**self.stage
@@ -124,7 +133,9 @@ class SCLUB(PooledClusterPolicy):
         spread = max(abs(p - freq.max()), abs(p - freq.min()))
         return bool(spread > 2.0 * self.alpha_p * club_confidence(rounds))
 
-    def _split(self, user: int) -> None:
+    def split(self, user: int) -> None:
+        """Move `user` from its cluster to a new singleton cluster (the split step of
+        `update`, when the split test fires)."""
         old = self.label[user]
         new = int(np.flatnonzero(self.size == 0)[0])
         self.label[user] = new
@@ -135,7 +146,9 @@ class SCLUB(PooledClusterPolicy):
         self.ref_theta[new] = self.users.theta[user]
         self.ref_count[new] = self.users.count[user]
 
-    def _merge(self, c: int, rounds: int) -> None:
+    def merge(self, c: int, rounds: int) -> None:
+        """Merge the checked cluster c with every other checked cluster the merge test
+        finds close, after `rounds` rounds (the merge step of `update`)."""
         unchecked = np.bincount(self.label[~self.user_checked], minlength=self.n_users)
         others = np.flatnonzero((self.size > 0) & (unchecked == 0))
         others = others[others != c]
@@ -163,6 +176,17 @@ class SCLUB(PooledClusterPolicy):
     def cluster_labels(self) -> np.ndarray:
         return self.label.copy()
 
+    def replicate_state(self) -> dict[str, np.ndarray]:
+        """The models' arrays and the cluster sets' arrays "label", "size",
+        "user_checked", "ref_theta", "ref_count" (`Policy.replicate_state`)."""
+        return {**super().replicate_state(), **{name: getattr(self, name) for name in _SETS}}
+
+    def _bind_views(self, views: dict[str, np.ndarray]) -> None:
+        super()._bind_views(views)
+        for name in _SETS:
+            if name in views:
+                setattr(self, name, views[name])
+
     def params(self) -> dict[str, Any]:
         return {
             "dim": self.dim, "n_users": self.n_users, "alpha": self.alpha,
@@ -171,16 +195,13 @@ class SCLUB(PooledClusterPolicy):
         }
 
 
-_STATE = ("label", "size", "user_checked", "ref_theta", "ref_count")
-
-
 class BatchedSCLUB(BatchedPooled):
     """`SCLUB` replicates in lockstep (see the module docstring).
 
     Stage starts run through each replicate's own object on views of the
     stacked arrays; per round the split test of the served user and the
     merge test of its cluster run for all replicates at once, with the
-    arithmetic of `SCLUB._should_split` and `SCLUB._merge`, and only the
+    arithmetic of `SCLUB._should_split` and `SCLUB.merge`, and only the
     replicates whose test fires split or merge.  `scores` and `learn` serve
     some rows only, each with its own round index (a batched caller holding
     one SCLUB per server: `fclub.lockstep.BatchedPerServer`).
@@ -191,14 +212,12 @@ class BatchedSCLUB(BatchedPooled):
         first = self.policies[0]
         self.radius, self.lam = first.radius, first.users.lam
         self.alpha, self.alpha_p = first.alpha, first.alpha_p
-        self.users = _stack([p.users for p in self.policies])
-        self.clusters = _stack([p.clusters for p in self.policies])
-        for name in _STATE:
-            stacked = np.stack([getattr(p, name) for p in self.policies])
-            setattr(self, name, stacked)
-            for r, p in enumerate(self.policies):
-                setattr(p, name, stacked[r])
-        self.stage_end = np.array([p._stage_end for p in self.policies], dtype=np.int64)
+        stacked = stack_state(self.policies)
+        self.users, self.clusters = part(stacked, "users."), part(stacked, "clusters.")
+        self.label, self.size = stacked["label"], stacked["size"]
+        self.user_checked = stacked["user_checked"]
+        self.ref_theta, self.ref_count = stacked["ref_theta"], stacked["ref_count"]
+        self.stage_end = np.array([p.stage_end for p in self.policies], dtype=np.int64)
 
     def update(self, items: np.ndarray, users: np.ndarray, actions: np.ndarray,
                rewards: np.ndarray, t: int) -> None:
@@ -218,19 +237,19 @@ class BatchedSCLUB(BatchedPooled):
         """`SCLUB.update` of rows `which` (distinct) at their rounds ts (Q,)."""
         for k in np.flatnonzero(ts >= self.stage_end[which]).tolist():
             policy = self.policies[which[k]]
-            policy._new_stage(int(ts[k]))
-            self.stage_end[which[k]] = policy._stage_end
-        _add(self.users, which, users, x, y)
-        _add(self.clusters, which, self.label[which, users], x, y)
+            policy.start_stage(int(ts[k]))
+            self.stage_end[which[k]] = policy.stage_end
+        add_rows(self.users, which, users, x, y)
+        add_rows(self.clusters, which, self.label[which, users], x, y)
         rounds = ts + 1
         self.user_checked[which, users] = True
         for k in np.flatnonzero(self._should_split(which, users, rounds)).tolist():
-            self.policies[which[k]]._split(int(users[k]))
+            self.policies[which[k]].split(int(users[k]))
         c = self.label[which, users]
         members = self.label[which] == c[:, None]
         ready = ~(members & ~self.user_checked[which]).any(axis=1)
         for k in np.flatnonzero(ready & self._can_merge(which, c, rounds)).tolist():
-            self.policies[which[k]]._merge(int(c[k]), int(rounds[k]))
+            self.policies[which[k]].merge(int(c[k]), int(rounds[k]))
 
     def _should_split(self, which: np.ndarray, users: np.ndarray, rounds: np.ndarray
                       ) -> np.ndarray:
@@ -253,7 +272,7 @@ class BatchedSCLUB(BatchedPooled):
                                                    * club_confidence(rounds)))
 
     def _can_merge(self, which: np.ndarray, c: np.ndarray, rounds: np.ndarray) -> np.ndarray:
-        """Whether `SCLUB._merge(c)` finds a partner, for rows `which`, (Q,) bool."""
+        """Whether `SCLUB.merge(c)` finds a partner, for rows `which`, (Q,) bool."""
         q = np.arange(which.size)
         label, size = self.label[which], self.size[which]
         rr, jj = np.nonzero(~self.user_checked[which])

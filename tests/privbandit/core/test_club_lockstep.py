@@ -88,14 +88,14 @@ def test_sclub_splits_and_merges_in_lockstep():
     policies = [SCLUB(10, 8, alpha=3.0, beta=0.4) for _ in SEEDS]
     splits, merges = [], []
     for p in policies:
-        split, merge = p._split, p._merge
-        p._split = lambda u, f=split: (splits.append(u), f(u))[1]
+        split, merge = p.split, p.merge
+        p.split = lambda u, f=split: (splits.append(u), f(u))[1]
 
         def counted(c, n, f=merge, p=p):
             before = np.unique(p.label).size
             f(c, n)
             merges.append(before - np.unique(p.label).size)
 
-        p._merge = counted
+        p.merge = counted
     run_lockstep(policies, worlds(2), 1500, SEEDS)
     assert splits and sum(merges) > 0

@@ -152,7 +152,8 @@ def test_club_per_server_state_is_the_separate_runs():
     alone, policies, built = _separate_and_fresh("club-per-server", cfg)
     run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
     for single, p in zip(alone, policies, strict=True):
-        np.testing.assert_array_equal(p._rounds, single._rounds)
+        rounds = p.replicate_state()["rounds"]
+        np.testing.assert_array_equal(rounds, single.replicate_state()["rounds"])
         np.testing.assert_array_equal(p.cluster_labels(), single.cluster_labels())
         assert len(np.unique(p.cluster_labels())) > p.server.max() + 1  # servers split
         for club, club1 in zip(p.policies, single.policies, strict=True):
@@ -211,10 +212,11 @@ def test_sclub_per_server_state_is_the_separate_runs():
     assert policies[0].lockstep_ready
     run_lockstep(policies, [b[1] for b in built], 1500, SEEDS)
     for single, p in zip(alone, policies, strict=True):
-        np.testing.assert_array_equal(p._rounds, single._rounds)
-        assert len({s.stage for s in p.policies}) > 1 or len(set(p._rounds.tolist())) > 1
+        rounds = p.replicate_state()["rounds"]
+        np.testing.assert_array_equal(rounds, single.replicate_state()["rounds"])
+        assert len({s.stage for s in p.policies}) > 1 or len(set(rounds.tolist())) > 1
         for sclub, sclub1 in zip(p.policies, single.policies, strict=True):
-            assert sclub.stage == sclub1.stage and sclub._stage_end == sclub1._stage_end
+            assert sclub.stage == sclub1.stage and sclub.stage_end == sclub1.stage_end
             for name in ("label", "size", "user_checked", "ref_count"):
                 np.testing.assert_array_equal(getattr(sclub, name), getattr(sclub1, name))
             np.testing.assert_allclose(sclub.clusters.inv, sclub1.clusters.inv, rtol=1e-12,
