@@ -15,7 +15,7 @@ from privbandit.mechanisms.anonymous import elicit_feedback
 from ..comm import RELEASE, CommLog
 from ..envs.anonymous import AnonymousBanditEnv
 from ..errors import config_error
-from ..privacy import is_float_safe
+from ..private.plan import LAPLACE, ReleasePlan
 from ..protocol import StepProtocol
 
 
@@ -102,15 +102,22 @@ def private_ledger(env: AnonymousBanditEnv, horizon: int) -> Ledger | None:
     """
     if not env.aggregator.noisy:
         return None
-    per_round = env.aggregator.event.pure_epsilon
-    ledger = Ledger("any one user (user-level)", per_round * horizon, accountant="pure-dp")
-    ledger.declare(PrivacyStatement(
-        Relation.USER, per_round * horizon, 0.0, "pure-dp", is_float_safe(env.sampler),
-        unit=ledger.unit, summary=f"{per_round:g}-DP per round a user is released in"))
-    return ledger
+    plan, unit = release_plan(env, horizon), "any one user (user-level)"
+    total = plan.epsilon * horizon
+    return plan.ledger(unit, budget=total, statement=plan.statement(
+        Relation.USER, unit, f"{plan.epsilon:g}-DP per round a user is released in",
+        epsilon=total))
 
 
-def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> PrivacyStatement:
+def release_plan(env: AnonymousBanditEnv, horizon: int) -> ReleasePlan:
+    """The family's release plan: the aggregator's pure epsilon per user-round, one Laplace
+    release of group sums per released round (the world's aggregator adds the noise)."""
+    return ReleasePlan(env.aggregator.event.pure_epsilon, 0.0, horizon, LAPLACE,
+                       "every-round", sampler=env.sampler)
+
+
+def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None,
+                      horizon: int) -> PrivacyStatement:
     """The stated guarantee of a run, for `RunResult.privacy`."""
     anonymity = f"every observation sums >= C={env.threshold} users' rewards (seed 004)"
     details = {"threshold": env.threshold, "anonymity": anonymity,
@@ -120,14 +127,14 @@ def privacy_statement(env: AnonymousBanditEnv, ledger: Ledger | None) -> Privacy
             Relation.K_ANONYMITY, unit="one user's reward in one round", details=details,
             summary=f"C-anonymity, not differential privacy: {anonymity}")
     eps, _ = ledger.spent()
-    record = env.aggregator.event.pure_epsilon
+    plan = release_plan(env, horizon)
+    record = plan.epsilon
     details.update(record_epsilon=record, user_epsilon=eps, user_unit=ledger.unit)
     # Interactive: the algorithm acts on released sums only, a played round is released
     # once, and a user is in one group of a round: one user-round's reward moves one
     # release by at most hi - lo (the end-to-end audit measures exactly `record`).
-    return PrivacyStatement(
-        Relation.INTERACTIVE, record, 0.0, "pure-dp", is_float_safe(env.sampler),
-        unit="one user-round's reward in the environment", details=details,
+    return plan.statement(
+        Relation.INTERACTIVE, "one user-round's reward in the environment", details=details,
         summary=f"{record:g}-DP (pure) for one user-round's reward, actions adapting: each "
                 "released round's group sums are Laplace-noised and every action follows "
                 f"released sums only; everything one user contributes: {eps:g}-DP (user "
@@ -162,4 +169,4 @@ class ElicitingProtocol(StepProtocol):
         return [] if self._ledger is None else [self._ledger]
 
     def privacy(self) -> PrivacyStatement:
-        return privacy_statement(self.elicitor.env, self._ledger)
+        return privacy_statement(self.elicitor.env, self._ledger, self.timeline.horizon)

@@ -94,9 +94,8 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         confidence = self.radius.confidence
         self.schedule: ReleaseSchedule = plan.release_schedule()
         bound = (self.item_bound or 1.0) ** 2 * self.list_len + 1.0
-        self.streams = PartyStreams(
-            [np.array([u]) for u in range(n)], d, self.schedule, mechanism=plan.mechanism,
-            epsilon=plan.epsilon, delta=plan.delta, record_bound=bound, sampler=plan.sampler)
+        self.streams = PartyStreams([np.array([u]) for u in range(n)], d, plan,
+                                    record_bound=bound)
         failure = confidence * plan.share / (2.0 * n * max(self.schedule.releases, 1))
         self.ridge = NoisyRidge(d, self.lam, self.radius.noise_scale, self.radius.theta_bound,
                                 confidence * plan.share / 2.0, failure)

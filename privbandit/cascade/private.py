@@ -90,12 +90,11 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
-from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.samplers import Sampler
 
 from ..comm import UPLOAD
 from ..errors import config_error
-from ..privacy import DEFAULT_SAMPLER, is_float_safe, sampler_name
+from ..privacy import DEFAULT_SAMPLER, sampler_name
 from ..private.plan import ReleasePlan
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
@@ -222,6 +221,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
                          clustering=True, alpha_d=alpha_d, **kwargs)
         plan = ReleasePlan(epsilon, delta, self.horizon, mechanism, schedule, batch, sampler)
         plan.check_paper_calibration(calibration)
+        self.plan = plan
         self.epsilon, self.delta, self.sampler = plan.epsilon, plan.delta, plan.sampler
         self.schedule = plan.releases
         self.accountant = accountant
@@ -231,24 +231,17 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self.record_norm = self.list_len * bound * bound + 1.0
         shape = (self.dim + 1, self.dim + 1)
         self.mechanism = mechanism
-        tree_args = {
-            "l2_sensitivity": math.sqrt(2.0) * self.record_norm, "clip_norm": self.record_norm,
-            "symmetric": True, "sampler": self.sampler,
-            "records_per_step": self.schedule.longest_batch(),
-        }
+        sensitivity = {"l2_sensitivity": math.sqrt(2.0) * self.record_norm,
+                       "clip_norm": self.record_norm, "symmetric": True}
         paper = {"paper_formula": paper_formula} if mechanism == "tree" else {}
-        steps = self.schedule.releases
-        first = continual_release(mechanism, shape, steps, epsilon=self.epsilon,
-                                  delta=self.delta, calibration=calibration, **paper,
-                                  **tree_args)
+        first = plan.stream(shape, calibration=calibration, **paper, **sensitivity)
         # calibrated once; the other agents' streams reuse its sigma (same event)
-        self.trees = [first] + [continual_release(mechanism, shape, steps,
-                                                  sigma=first.sigma, **tree_args)
+        self.trees = [first] + [plan.stream(shape, sigma=first.sigma, **sensitivity)
                                 for _ in range(self.n_users - 1)]
-        self._ledgers = [Ledger(f"agent {u}", self.epsilon, self.delta, accountant)
+        self._ledgers = [plan.ledger(f"agent {u}", accountant=accountant,
+                                     statement=self._statement(f"agent {u}", {}))
                          for u in range(self.n_users)]
         for ledger, tree in zip(self._ledgers, self.trees, strict=True):
-            ledger.declare(self._statement(ledger.unit, {}))
             ledger.charge(tree.event)  # before any release
         self.calibration = calibration
         level = check_positive("noise_level", noise_level)
@@ -359,9 +352,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         return list(self._ledgers)
 
     def _statement(self, unit: str, details: dict[str, Any]) -> PrivacyStatement:
-        return PrivacyStatement(
-            Relation.INTERACTIVE, self.epsilon, self.delta, self.accountant,
-            is_float_safe(self.sampler), unit=unit, details=details,
+        return self.plan.statement(
+            Relation.INTERACTIVE, unit, accountant=self.accountant, details=details,
             summary=f"({self.epsilon:g}, {self.delta:g})-DP for one user-round's click "
                     "feedback, actions adapting: an agent recommends from the model the "
                     "server built of released prefixes (never its raw buffer), and every "

@@ -117,9 +117,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._rounds = np.zeros(config.n_servers, dtype=np.int64)
         self.schedule = plan.release_schedule()
         parties = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.streams = PartyStreams(
-            parties, d, self.schedule, mechanism=plan.mechanism, epsilon=plan.epsilon,
-            delta=plan.delta, record_bound=config.item_bound**2 + 1.0, sampler=plan.sampler)
+        self.streams = PartyStreams(parties, d, plan, record_bound=config.item_bound**2 + 1.0)
         # each noise bound is used once per unit and release, for clustering and models
         failure = confidence * plan.share / (2.0 * n * max(self.schedule.releases, 1))
         self.ridge = NoisyRidge(d, config.lam, radius.noise_scale, config.theta_bound,

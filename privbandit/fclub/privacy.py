@@ -66,13 +66,12 @@ from privbandit.accounting.events import (
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
-from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.gaussian import SymmetricGaussianMatrix
 from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
-from ..privacy import DEFAULT_SAMPLER, is_float_safe, sampler_name
+from ..privacy import DEFAULT_SAMPLER, sampler_name
 from ..private.plan import ReleasePlan
 from ..private.schedule import ReleaseSchedule
 from ..validation import check_dim
@@ -197,6 +196,7 @@ class CdpPlan:
     schedule: str = "every-round"
     batch: int | None = None
     act_on: str = "released"
+    release: ReleasePlan = field(init=False, repr=False)
     releases: ReleaseSchedule = field(init=False)
     nodes: int = field(init=False)
     record_bound: float = field(init=False)
@@ -212,6 +212,7 @@ class CdpPlan:
         shared = ReleasePlan(self.epsilon, self.delta, self.horizon, self.mechanism,
                              self.schedule, self.batch, self.sampler)
         shared.check_paper_calibration(self.calibration)
+        set_(self, "release", shared)
         for name in ("epsilon", "delta", "horizon", "sampler", "batch", "releases"):
             set_(self, name, getattr(shared, name))
         set_(self, "dim", check_dim("dim", self.dim))
@@ -279,10 +280,8 @@ class CdpPlan:
     # -- mechanisms -------------------------------------------------------------------
     def _tree(self, sigma: float) -> ContinualRelease:
         d1 = self.dim + 1
-        return continual_release(
-            self.mechanism, (d1, d1), self.releases.releases, sigma=sigma,
-            l2_sensitivity=self.sensitivity, clip_norm=self.record_bound, symmetric=True,
-            sampler=self.sampler, records_per_step=self.releases.longest_batch())
+        return self.release.stream((d1, d1), sigma=sigma, l2_sensitivity=self.sensitivity,
+                                   clip_norm=self.record_bound, symmetric=True)
 
     def _det(self, sigma: float) -> SymmetricGaussianMatrix:
         d1 = self.dim + 1
@@ -304,8 +303,7 @@ class CdpPlan:
 
     def open_ledger(self, unit: str) -> Ledger:
         """A ledger for one (server, local cluster, tree), charged for what its records meet."""
-        ledger = Ledger(unit, self.epsilon, self.delta, accountant="exact-gaussian")
-        ledger.declare(self.unit_statement(unit))
+        ledger = self.release.ledger(unit, statement=self.unit_statement(unit))
         ledger.charge(self.record_event)
         if self.detection == "raw":
             ledger.note(NotDifferentiallyPrivate(
@@ -353,11 +351,9 @@ class CdpPlan:
     # -- reporting ---------------------------------------------------------------------
     def unit_statement(self, unit: str) -> PrivacyStatement:
         """What one ledger certifies for its (server, local cluster, tree)."""
-        return PrivacyStatement(
-            Relation.CLUSTER, self.epsilon, self.delta, "exact-gaussian",
-            is_float_safe(self.sampler), unit=unit,
-            summary=f"({self.epsilon:g}, {self.delta:g})-DP for one observation of this local "
-                    "cluster (seed 000 Definition 1)")
+        return self.release.statement(
+            Relation.CLUSTER, unit, f"({self.epsilon:g}, {self.delta:g})-DP for one "
+            "observation of this local cluster (seed 000 Definition 1)")
 
     def statement(self, n_servers: int, n_clusters: int) -> PrivacyStatement:
         """The guarantee the run claims (RunResult.privacy)."""
@@ -390,6 +386,4 @@ class CdpPlan:
                        "reward, actions adapting: local clusters act on synchronized noisy "
                        "statistics only, every statistic leaving a local cluster is noised and "
                        "all communication timing is post-processing")
-        return PrivacyStatement(relation, self.epsilon, self.delta, "exact-gaussian",
-                                is_float_safe(self.sampler), unit=unit, details=details,
-                                summary=summary)
+        return self.release.statement(relation, unit, summary, details)

@@ -34,10 +34,10 @@ from privbandit.accounting.statement import PrivacyStatement, Relation
 from ..comm import CommLog
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
 from ..errors import config_error
-from ..privacy import is_float_safe
+from ..private.plan import ReleasePlan
 from ..protocol import StepProtocol
 from ..result import RunResult
-from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism
+from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism, epoch_plan
 from .schedule import EpochSchedule, warn_below_bound
 
 
@@ -114,9 +114,12 @@ class EpochProtocol(StepProtocol):
                                             self.rounds)
         self._reward_rng, self._noise_rng, self._protocol_rng = rng.spawn(3)
         self.state = _State(env, horizon)
-        self._ledgers = [AgentLedgers(i, self.epsilon) for i in range(m)]
+        self.plan = epoch_plan(self.epsilon, self.sampler, horizon)
+        self._ledgers = [AgentLedgers(i, self.plan) for i in range(m)]
         for ledger in self._ledgers:
-            ledger.declare(_unit_statement(self.epsilon, self.sampler, ledger.unit))
+            ledger.declare(self.plan.statement(
+                Relation.AGENT, ledger.unit, f"{self.epsilon:g}-DP (pure) for one reward of "
+                "the agent"))
         self._log = CommLog()
         self._ybar = np.zeros((m, k))  # running private means (eq. 6)
         self._raw = np.zeros((m, k))  # each agent's own reward sums, for local exploitation
@@ -190,7 +193,7 @@ class EpochProtocol(StepProtocol):
         return list(self._ledgers)
 
     def privacy(self) -> PrivacyStatement:
-        return _privacy(self.epsilon, self._ledgers, self.sampler)
+        return _privacy(self.plan, self._ledgers)
 
 
 class _State:
@@ -243,18 +246,13 @@ class _State:
 
 
 
-def _unit_statement(epsilon: float, sampler, unit: str) -> PrivacyStatement:
-    return PrivacyStatement(Relation.AGENT, epsilon, 0.0, "pure-dp", is_float_safe(sampler),
-                            unit=unit, summary=f"{epsilon:g}-DP (pure) for one reward of the agent")
-
-
-def _privacy(epsilon: float, ledgers: list[AgentLedgers], sampler) -> PrivacyStatement:
+def _privacy(plan: ReleasePlan, ledgers: list[AgentLedgers]) -> PrivacyStatement:
     spent = [led.epsilon_spent() for led in ledgers]
     # Interactive: which arms an epoch pulls follows the active set, computed from released
     # means only, so one changed reward moves one epoch's release (audited end to end).
-    return PrivacyStatement(
-        Relation.INTERACTIVE, epsilon, 0.0, "pure-dp", is_float_safe(sampler), unit=UNIT,
-        summary=f"{epsilon:g}-DP for each agent (pure) under the interactive relation: "
+    return plan.statement(
+        Relation.INTERACTIVE, UNIT,
+        summary=f"{plan.epsilon:g}-DP for each agent (pure) under the interactive relation: "
                 "Laplace epoch means, parallel composition over disjoint epochs; the arms "
                 "pulled follow released means only, uploads are post-processing",
         details={

@@ -23,23 +23,31 @@ from typing import Any
 from privbandit.accounting import Ledger
 from privbandit.accounting.events import PrivacyEvent
 from privbandit.accounting.statement import PrivacyStatement
-from privbandit.accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count
 from privbandit.mechanisms.laplace import LaplaceMeans
+
+from ..private.plan import LAPLACE, ReleasePlan
 
 UNIT = "agent-level: one reward in one agent's history differs"
 
 
+def epoch_plan(epsilon: float, sampler, horizon: int = 1) -> ReleasePlan:
+    """The family's release plan: pure epsilon per reward, one Laplace release an epoch."""
+    return ReleasePlan(epsilon, 0.0, horizon, LAPLACE, "every-round", sampler=sampler)
+
+
 def epoch_mechanism(epsilon: float, n_rewards: int, sampler) -> LaplaceMeans:
     """The Laplace means mechanism for epoch means over `n_rewards` rewards in [0, 1]."""
-    return LaplaceMeans(epsilon, 0.0, 1.0, n_rewards, out_of_bounds="reject", sampler=sampler)
+    return epoch_plan(epsilon, sampler).laplace_means(n_rewards)
 
 
 class AgentLedgers:
-    """One agent's ledgers, one per epoch (disjoint reward sets), each with budget epsilon."""
+    """One agent's ledgers, one per epoch (disjoint reward sets), each with the plan's
+    budget epsilon."""
 
-    def __init__(self, agent: int, epsilon: float) -> None:
+    def __init__(self, agent: int, plan: ReleasePlan) -> None:
         self.agent = check_count("agent", agent, minimum=0)
-        self.epsilon = check_positive("epsilon", epsilon)
+        self.plan, self.epsilon = plan, plan.epsilon
         self.unit = f"agent {self.agent} (one reward)"
         self.statement: PrivacyStatement | None = None
         self._ledgers: dict[int, Ledger] = {}
@@ -53,7 +61,7 @@ class AgentLedgers:
         """Charge the release of `epoch`'s means; raises `BudgetExceededError` first if over."""
         ledger = self._ledgers.get(epoch)
         if ledger is None:
-            ledger = Ledger(f"agent {self.agent}, one reward of epoch {epoch}", self.epsilon)
+            ledger = self.plan.ledger(f"agent {self.agent}, one reward of epoch {epoch}")
         ledger.charge(event)
         self._ledgers[epoch] = ledger
         self._spent = max(self._spent, ledger.spent()[0])

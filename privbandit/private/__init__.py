@@ -1,6 +1,8 @@
 """Building blocks of private federated bandits that never do worse than going alone.
 
-- `plan.GuardPlan`: the private settings of a guarded federation;
+- `plan.ReleasePlan`: the one release plan of every private family (budget,
+  mechanism, schedule, sampler -> streams, Laplace releases, ledgers,
+  statements); `plan.GuardPlan` extends it for a guarded federation;
 - `billboard.Billboard`: the billboard rule enforced -- public-coin tracks,
   only records whose action the billboard chose from released data enter a
   stream;
@@ -21,12 +23,12 @@ from .estimates import (
     matrix_noise_bound,
     pooled_bias,
 )
-from .plan import MECHANISMS, GuardPlan
+from .plan import LAPLACE, MECHANISMS, GuardPlan, ReleasePlan
 from .reports import GuardedReports
 from .schedule import SCHEDULES, ReleaseSchedule, release_schedule
 from .streams import PartyStreams
 
-__all__ = ["MECHANISMS", "SCHEDULES", "Billboard", "BillboardError", "GuardPlan",
+__all__ = ["LAPLACE", "MECHANISMS", "SCHEDULES", "Billboard", "BillboardError", "GuardPlan",
            "GuardedReports", "NoiseAwareClustering", "NoisyRidge", "PartyStreams",
-           "ReleaseSchedule", "RidgeModel", "applied_noise_bound", "clique_labels",
+           "ReleasePlan", "ReleaseSchedule", "RidgeModel", "applied_noise_bound", "clique_labels",
            "matrix_noise_bound", "pooled_bias", "release_schedule"]

@@ -1,35 +1,49 @@
-"""Release plans: what a private federation releases, when, and with what noise.
+"""Release plans: what a private family releases, when, with what noise, and at what cost.
 
-`ReleasePlan` holds what every Gaussian continual release of a private
-family shares -- the budget (epsilon, delta) per record, the horizon, the
-continual-release mechanism, the data-independent schedule and the noise
-sampler -- checked once, here; `plan.releases` is the schedule.  A family's
-plan builds on it and adds only its own: its sensitivity, its relation and
-its calibration (`fclub.privacy.CdpPlan`, `cascade.private.CDPFedC3UCBH`),
-or the guard's clustering tests and billboard rates (`GuardPlan`).
+`ReleasePlan` is the one plan every private family uses.  It holds the
+budget (epsilon, delta) per record, the horizon, the mechanism -- a
+continual-release one by name ("tree", "honaker", "mf": Gaussian, delta in
+(0, 1)) or "laplace" (one pure-DP release per step, delta = 0) -- the
+data-independent schedule (`plan.releases`) and the noise sampler, checked
+once, here.  It builds what leaves a party and what it costs: `stream` (a
+Gaussian continual release calibrated to the budget, or at a given sigma),
+`laplace_means` (Laplace means of n values in [lo, hi]), `ledger` (a unit's
+ledger with the plan's budget and accountant, the statement declared) and
+`statement` (the run's guarantee).  A family adds only its sensitivity, its
+relation and its calibration (`fclub.privacy.CdpPlan` splits the budget
+between a stream and a detection release), or the guard's clustering tests
+and billboard rates (`GuardPlan`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_count, check_delta, check_positive
+from privbandit.mechanisms.continual import continual_release
+from privbandit.mechanisms.laplace import LaplaceMeans
 from privbandit.mechanisms.samplers import Sampler
+from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
-from ..privacy import DEFAULT_SAMPLER, resolve_sampler, sampler_name
+from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
 from .schedule import ReleaseSchedule, release_schedule
 
 MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
+LAPLACE = "laplace"  # one pure-DP release per step
 
 
 @dataclass(frozen=True)
 class ReleasePlan:
     """The shared part of a private family's plan (see the module docstring).
 
-    epsilon > 0 and delta in (0, 1) (Gaussian noise): the budget per record;
-    horizon: T rounds; mechanism: "tree", "honaker" or "mf"; schedule:
-    "fixed" | "doubling" | "every-round", with `batch` rounds (default
-    T // 32); sampler: a `Sampler` or its name (`privacy.resolve_sampler`).
+    epsilon > 0 and delta: the budget per record (in (0, 1) for the Gaussian
+    mechanisms, 0 for "laplace"); horizon: T rounds; mechanism: "tree",
+    "honaker", "mf" or "laplace"; schedule: "fixed" | "doubling" |
+    "every-round", with `batch` rounds (default T // 32); sampler: a
+    `Sampler` or its name (`privacy.resolve_sampler`).
     """
 
     epsilon: float
@@ -45,12 +59,14 @@ class ReleasePlan:
         set_ = object.__setattr__
         set_(self, "epsilon", check_positive("epsilon", self.epsilon))
         set_(self, "horizon", check_count("horizon", self.horizon, minimum=1))
+        if self.mechanism not in (*MECHANISMS, LAPLACE):
+            raise config_error("mechanism", self.mechanism, f"one of {(*MECHANISMS, LAPLACE)}")
         delta = check_delta("delta", self.delta)
-        if delta == 0.0:
+        if self.mechanism == LAPLACE and delta != 0.0:
+            raise config_error("delta", self.delta, "0 for the pure-DP Laplace mechanism")
+        if self.mechanism != LAPLACE and delta == 0.0:
             raise config_error("delta", self.delta, "a number in (0, 1) (Gaussian noise)")
         set_(self, "delta", delta)
-        if self.mechanism not in MECHANISMS:
-            raise config_error("mechanism", self.mechanism, f"one of {MECHANISMS}")
         set_(self, "sampler", resolve_sampler(self.sampler))
         releases = release_schedule(self.schedule, self.horizon, self.batch)
         set_(self, "releases", releases)
@@ -67,6 +83,53 @@ class ReleasePlan:
                 "calibration", calibration,
                 f"'tight' with mechanism {self.mechanism!r} and schedule {self.schedule!r} "
                 "(the paper's formula is the tree's over every round)")
+
+    @property
+    def accountant(self) -> str:
+        """The ledgers' accountant: the exact Gaussian one, or pure DP for "laplace"."""
+        return "pure-dp" if self.mechanism == LAPLACE else "exact-gaussian"
+
+    @property
+    def float_safe(self) -> bool:
+        return is_float_safe(self.sampler)
+
+    def stream(self, shape: tuple[int, ...], *, sigma: float | None = None,
+               **options: Any) -> ContinualRelease:
+        """A continual release of the plan's mechanism over its releases, calibrated to the
+        budget (or at `sigma`), with the plan's sampler; `options`: the family's
+        sensitivity and clipping (`l2_sensitivity`, `clip_norm`, `symmetric`, ...)."""
+        if self.mechanism == LAPLACE:
+            raise config_error("mechanism", self.mechanism, f"one of {MECHANISMS} for a stream")
+        budget = {"epsilon": self.epsilon, "delta": self.delta} if sigma is None else {
+            "sigma": sigma}
+        return continual_release(
+            self.mechanism, shape, self.releases.releases, sampler=self.sampler,
+            records_per_step=self.releases.longest_batch(), **budget, **options)
+
+    def laplace_means(self, n: int, lo: float = 0.0, hi: float = 1.0) -> LaplaceMeans:
+        """The pure-DP release of means over `n` values in [lo, hi] at the plan's epsilon."""
+        return LaplaceMeans(self.epsilon, lo, hi, n, out_of_bounds="reject",
+                            sampler=self.sampler)
+
+    def ledger(self, unit: str, *, statement: PrivacyStatement | None = None,
+               budget: float | None = None, accountant: str | None = None) -> Ledger:
+        """A ledger for `unit` with the plan's budget (or `budget`) and accountant (or a
+        family's choice of `accountant`), `statement` declared."""
+        ledger = Ledger(unit, self.epsilon if budget is None else budget, self.delta,
+                        accountant=self.accountant if accountant is None else accountant)
+        if statement is not None:
+            ledger.declare(statement)
+        return ledger
+
+    def statement(self, relation: Relation, unit: str, summary: str,
+                  details: dict[str, Any] | None = None, *, epsilon: float | None = None,
+                  accountant: str | None = None) -> PrivacyStatement:
+        """The guarantee of the plan's releases under `relation` for `unit` (at `epsilon`
+        when a family states another figure, e.g. a total)."""
+        return PrivacyStatement(
+            relation, self.epsilon if epsilon is None else epsilon, self.delta,
+            self.accountant if accountant is None else accountant, self.float_safe,
+            unit=unit, details=dict(details or {}), summary=summary)
 
     def params(self) -> dict:
         """The plan's settings as recorded in a result (sampler by name)."""

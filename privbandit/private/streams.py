@@ -34,14 +34,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import privbandit.mechanisms as mechanisms
-from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import config_error
-from ..privacy import is_float_safe, sampler_name
-from .schedule import ReleaseSchedule
+from ..privacy import sampler_name
+from .plan import ReleasePlan
 
 # relative slack on the record bound, covering the item-norm check's tolerance
 _BOUND_SLACK = 1e-8
@@ -51,33 +48,30 @@ class PartyStreams:
     """The streams of every unit, grouped by party, with one ledger per party.
 
     parties: for each party, the indices of its units (together 0..n-1,
-    disjoint).  dim: d.  record_bound: c, the largest ||z||^2 one round adds
-    (see the module docstring).  mechanism, epsilon, delta, sampler,
-    accountant: how each stream is calibrated and charged.
+    disjoint).  dim: d.  plan: the `ReleasePlan` (budget, mechanism, schedule,
+    sampler) every stream is calibrated and charged by.  record_bound: c, the
+    largest ||z||^2 one round adds (see the module docstring): the sensitivity
+    this family adds to the plan.
     """
 
-    def __init__(self, parties: Sequence[np.ndarray], dim: int, schedule: ReleaseSchedule,
-                 *, mechanism: str, epsilon: float, delta: float, record_bound: float,
-                 sampler: Sampler | None, accountant: str = "exact-gaussian") -> None:
+    def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
+                 record_bound: float) -> None:
         units = np.concatenate([np.asarray(p, dtype=np.intp) for p in parties])
         n = units.size
         if n == 0 or not np.array_equal(np.sort(units), np.arange(n)):
             raise config_error("parties", [list(map(int, p)) for p in parties],
                                "disjoint unit indices covering 0..n-1")
-        self.dim, self.schedule = dim, schedule
-        self.epsilon, self.delta, self.accountant = epsilon, delta, accountant
-        self.sampler, self.record_bound = sampler, record_bound
+        self.dim, self.plan, self.schedule = dim, plan, plan.releases
+        self.record_bound = record_bound
         d1 = dim + 1
         bound = record_bound * (1.0 + _BOUND_SLACK)
-        self.streams = [mechanisms.continual_release(
-            mechanism, (d1, d1), schedule.releases, epsilon=epsilon, delta=delta,
-            l2_sensitivity=math.sqrt(2.0) * bound, clip_norm=bound, symmetric=True,
-            sampler=sampler, records_per_step=schedule.longest_batch()) for _ in range(n)]
+        self.streams = [plan.stream((d1, d1), l2_sensitivity=math.sqrt(2.0) * bound,
+                                    clip_norm=bound, symmetric=True) for _ in range(n)]
         self.party_of = np.empty(n, dtype=np.intp)
         self.ledgers = []
         for p, members in enumerate(parties):
             self.party_of[np.asarray(members, dtype=np.intp)] = p
-            ledger = Ledger(f"party {p}", epsilon, delta, accountant=accountant)
+            ledger = plan.ledger(f"party {p}")
             ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
             self.ledgers.append(ledger)
         self._records = [np.empty((8, d1, d1)) for _ in range(n)]  # rounds since the release
@@ -127,7 +121,6 @@ class PartyStreams:
         """The guarantee of the releases, for `unit` (a sentence), under `relation`: record-level
         for the streams alone; interactive when every released record's action came from
         released information (`Billboard`)."""
-        return PrivacyStatement(
-            relation, self.epsilon, self.delta, self.accountant,
-            is_float_safe(self.streams[0].sampler), unit=unit, details=self.describe(),
-            summary=f"({self.epsilon:g}, {self.delta:g})-DP for {unit}: {summary}")
+        plan = self.plan
+        return plan.statement(relation, unit, f"({plan.epsilon:g}, {plan.delta:g})-DP for "
+                              f"{unit}: {summary}", self.describe())

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "tradeoff",
         help="run the embedded default budget-vs-regret study",
         description="Run the embedded default study (the guarded private federation "
-        "CDP-FCLUB-DC+ and the paper's CDP-FCLUB-DC at delta = 1e-5 over an epsilon grid, "
+        "CDP-FCLUB-DC+, private when actions adapt, at delta = 1e-5 over an epsilon grid, "
         "against non-private FCLUB-DC and each local server alone) and write "
         "results/<study>/ with summary.csv, ledgers.json and PNG plots; prints, per "
         "epsilon, the regret against going alone with a paired 95% interval over seeds "

@@ -13,14 +13,13 @@ from privbandit.private import (
     BillboardError,
     NoisyRidge,
     PartyStreams,
-    release_schedule,
+    ReleasePlan,
 )
 
 
 def _billboard(rate=0.3, merged_rate=None, units=4, dim=3):
-    streams = PartyStreams([np.arange(units)], dim, release_schedule("fixed", 100, 10),
-                           mechanism="mf", epsilon=1.0, delta=1e-5, record_bound=2.0,
-                           sampler=FAST)
+    streams = PartyStreams([np.arange(units)], dim,
+                           ReleasePlan(1.0, 1e-5, 100, "mf", "fixed", 10, FAST), record_bound=2.0)
     ridge = NoisyRidge(dim, 1.0, 0.5, 1.0, 0.05, 1e-4)
     return Billboard(streams, ridge, rate, merged_rate)
 

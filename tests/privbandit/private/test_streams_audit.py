@@ -19,7 +19,7 @@ from privbandit.audits import (
 )
 from privbandit.audits.broken import NoiseScaleSampler
 from privbandit.mechanisms.samplers import FAST
-from privbandit.private import PartyStreams, ReleaseSchedule
+from privbandit.private import PartyStreams, ReleasePlan, ReleaseSchedule
 
 EPSILON, DELTA, ROUNDS, BATCH = 2.0, 1e-5, 8, 2
 
@@ -34,9 +34,8 @@ def party(sampler, mechanism: str) -> callable:
     def run(dataset, rng, n):
         out = np.empty((n, schedule.releases * 4))
         for i in range(n):
-            streams = PartyStreams([np.array([0])], 1, schedule, mechanism=mechanism,
-                                   epsilon=EPSILON, delta=DELTA, record_bound=2.0,
-                                   sampler=sampler)
+            plan = ReleasePlan(EPSILON, DELTA, ROUNDS, mechanism, "fixed", BATCH, sampler)
+            streams = PartyStreams([np.array([0])], 1, plan, record_bound=2.0)
             k = 0
             for t, z in enumerate(dataset):
                 streams.observe(0, np.outer(z, z))

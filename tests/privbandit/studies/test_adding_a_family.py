@@ -209,7 +209,7 @@ def test_the_audit_catches_the_federation_without_its_budget_split(federation):
     its ledger charge dropped, claims epsilon and is caught spending epochs x epsilon."""
     folder, _ = federation
     source = "\n\n".join(_blocks("python", 1))
-    for old, new in (("LaplaceMeans(self.epsilon / self.epochs,", "LaplaceMeans(self.epsilon,"),
+    for old, new in (("ReleasePlan(self.epsilon / self.epochs,", "ReleasePlan(self.epsilon,"),
                      ("ledger.charge(mechanism.event)", "pass"),
                      ('"shared-means", build_shared_means', '"shared-means-broken", '
                                                            "build_shared_means")):
