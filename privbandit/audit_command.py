@@ -14,8 +14,11 @@ mechanism or an expected violation that was not found.  The table's "dist"
 and "float" columns give each kind of finding its own bound, and "kind"
 names the kinds in violation (distributional: the mathematics;
 floating-point: the sampler); `--distributional-only` searches the first
-kind only.  `--one-run` audits the registry's private algorithms in one run
-each with canaries instead (`privbandit.canaries`, small sizes, seconds).
+kind only.  `--end-to-end` adds the white-box audits of every private
+algorithm on neighbouring environments, `--black-box N` the sampled-transcript
+ones (`privbandit.transcripts`).  `--one-run` audits the registry's private
+algorithms in one run each with canaries instead (`privbandit.canaries`,
+small sizes, seconds).
 """
 from __future__ import annotations
 
@@ -55,6 +58,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--end-to-end", action="store_true",
                    help="also audit every private algorithm end to end on neighbouring "
                         "environments (one reward flipped, releases forced; small worlds)")
+    p.add_argument("--black-box", type=_at_least(8), default=None, metavar="N",
+                   help="also audit every private algorithm black-box: N sampled transcripts "
+                        "per neighbouring world (worlds fixed, coins fresh; T = 32)")
     p.add_argument("--distributional-only", action="store_true",
                    help="run the distributional testers only (no float-bit events, no "
                         "reachability); float controls are then expected consistent")
@@ -115,6 +121,26 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
     return out
 
 
+def _black_box(n: int, seed: int, confidence: float, failures: list[str]) -> dict[str, Any]:
+    """Sampled-transcript audits of the registry's private algorithms; a violated
+    interactive claim is a failure."""
+    from privbandit.transcripts import audit_registry_transcripts
+
+    out: dict[str, Any] = {}
+    for name, report in audit_registry_transcripts(n, rng=seed, confidence=confidence).items():
+        if isinstance(report, str):
+            print(f"black box {name}: {report}")
+            out[name] = {"verdict": "not audited", "reason": report}
+            continue
+        print(f"black box {name}: {report.verdict}, epsilon >= "
+              f"{report.epsilon_lower_bound:.3g} against {report.claimed_epsilon:g} "
+              f"({report.samples_per_side} transcripts per world)")
+        out[name] = report.to_dict()
+        if report.violation:
+            failures.append(f"black box {name}: epsilon >= {report.epsilon_lower_bound:.3g}")
+    return out
+
+
 def run_one_run(args: argparse.Namespace) -> int:
     """One-run audits of the registry's private algorithms; 0 unless one is refuted."""
     from privbandit.audits.one_run import format_one_run_table, one_run_audit
@@ -167,6 +193,9 @@ def run(args: argparse.Namespace) -> int:
               f"accuracy {row['accuracy']:.3f}, eps lower bound {row['epsilon_lower_bound']:.3g}")
     if args.end_to_end:
         summary["end_to_end"] = _end_to_end(summary["failures"])
+    if getattr(args, "black_box", None):
+        summary["black_box"] = _black_box(args.black_box, args.seed, args.confidence,
+                                          summary["failures"])
     _write_json(args.json, summary)
     for line in summary["failures"]:
         print(f"FAIL {line}")

@@ -40,10 +40,11 @@ from .errors import config_error
 def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: int = 0):
     """`sample(which, rng)`: one transcript of entry `name` (see the module docstring)."""
     world, _ = setup(name, config, seed)  # fails early: an unknown entry, a bad config
-    if hasattr(world, "draw_sums"):
+    reason = fixed_rewards_refusal(world)
+    if reason:
         raise config_error("algorithm", name, "an entry whose world draws its rounds from the "
-                           "round stream (its epoch rewards come from the protocol's generator, "
-                           "which a transcript sample cannot hold fixed while the coins vary)")
+                           f"round stream ({reason}, which a transcript sample cannot hold "
+                           "fixed while the coins vary)")
 
     def sample(which: int, rng: np.random.Generator) -> Transcript:
         world, play = setup(name, config, seed, coins=int(rng.integers(2**63)))
@@ -52,6 +53,43 @@ def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: i
         return _transcript(play, world)
 
     return sample
+
+
+def fixed_rewards_refusal(world: Any) -> str:
+    """Why `world`'s rewards would change with the algorithm's coins ('' when they do not):
+    epoch rewards drawn with the protocol's generator (the federated MAB), or rewards drawn
+    by an aggregator when a sum is released (the anonymous bandits)."""
+    if hasattr(world, "draw_sums"):
+        return "its epoch rewards come from the protocol's generator"
+    if getattr(world, "aggregator", None) is not None:
+        return "its rewards are drawn by the aggregator with the protocol's generator"
+    return ""
+
+
+# Black-box sizes: small worlds, a flip early in the run
+BLACK_BOX_HORIZON = 32
+BLACK_BOX_FLIP = 5
+
+
+def audit_registry_transcripts(n: int, *, epsilon: float = 1.0, seed: int = 3,
+                               rng: Any = 0, confidence: float = 0.95
+                               ) -> dict[str, AuditReport | str]:
+    """Every private entry audited black-box (`n` transcripts per world, T =
+    BLACK_BOX_HORIZON, the reward of round BLACK_BOX_FLIP flipped), or why it is not."""
+    from .endtoend import AUDIT_SIZES, small_config
+
+    out: dict[str, AuditReport | str] = {}
+    streams = np.random.default_rng(rng).spawn(len(AUDIT_SIZES))
+    for name, g in zip(AUDIT_SIZES, streams, strict=True):
+        config = small_config(name, epsilon)
+        reason = fixed_rewards_refusal(setup(name, config, seed)[0])
+        if reason:
+            out[name] = f"not audited black-box: {reason}"
+            continue
+        config["horizon"] = BLACK_BOX_HORIZON
+        out[name] = audit_entry_transcripts(name, config, seed, BLACK_BOX_FLIP, n, rng=g,
+                                            confidence=confidence)
+    return out
 
 
 def _transcript(play: Any, world: Any) -> Transcript:

@@ -62,3 +62,18 @@ def test_epoch_worlds_and_entries_without_an_interactive_claim_are_refused():
     paper = {**tiny("cdp-fclub-dc"), **get_algorithm("cdp-fclub-dc").presets["paper"]}
     with pytest.raises(ConfigError, match="interactive relation"):
         audit_entry_transcripts("cdp-fclub-dc", paper, 3, at=5, n=8, rng=0)
+
+
+def test_the_registry_black_box_audits_every_entry_it_can_and_names_the_others():
+    from privbandit.audit_command import _black_box
+
+    failures: list[str] = []
+    out = _black_box(8, 0, 0.95, failures)
+    assert failures == []
+    audited = {name for name, row in out.items() if row["verdict"] != "not audited"}
+    assert audited == {"cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+"}
+    assert all(out[name]["verdict"] == "consistent" for name in audited)
+    refused = {name: row["reason"] for name, row in out.items() if name not in audited}
+    assert set(refused) == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace"}
+    assert "aggregator" in refused["anonymous-base-laplace"]
+    assert all("protocol's generator" in reason for reason in refused.values())
