@@ -17,10 +17,11 @@ Worlds fixed, coins fresh: the world (hidden parameters) comes from `seed`'s
 "world" stream and the rounds (arrivals, contexts, reward draws) from its
 "rounds" stream in every sample; the protocol's "policy" stream (its coins
 and its mechanisms' noise) is a fresh one drawn from `rng`
-(`privbandit.endtoend.setup(..., coins=...)`).  Entries whose worlds draw
-rewards per epoch from the protocol's own generator (`draw_sums`: the
-federated MAB) are refused, since their rewards cannot be held fixed while
-the coins vary.
+(`privbandit.endtoend.setup(..., coins=...)`).  Worlds that draw many
+rounds' rewards at once (the federated MAB's epochs, the anonymous
+aggregator's released rounds) draw them from the round stream too
+(`ContextFreeRounds.round_stream`), so their rewards stay fixed as well.
+`audit_registry_transcripts` runs it on every private entry.
 """
 from __future__ import annotations
 
@@ -39,12 +40,7 @@ from .errors import config_error
 
 def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: int = 0):
     """`sample(which, rng)`: one transcript of entry `name` (see the module docstring)."""
-    world, _ = setup(name, config, seed)  # fails early: an unknown entry, a bad config
-    reason = fixed_rewards_refusal(world)
-    if reason:
-        raise config_error("algorithm", name, "an entry whose world draws its rounds from the "
-                           f"round stream ({reason}, which a transcript sample cannot hold "
-                           "fixed while the coins vary)")
+    setup(name, config, seed)  # fails early: an unknown entry, a bad config
 
     def sample(which: int, rng: np.random.Generator) -> Transcript:
         world, play = setup(name, config, seed, coins=int(rng.integers(2**63)))
@@ -55,40 +51,26 @@ def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: i
     return sample
 
 
-def fixed_rewards_refusal(world: Any) -> str:
-    """Why `world`'s rewards would change with the algorithm's coins ('' when they do not):
-    epoch rewards drawn with the protocol's generator (the federated MAB), or rewards drawn
-    by an aggregator when a sum is released (the anonymous bandits)."""
-    if hasattr(world, "draw_sums"):
-        return "its epoch rewards come from the protocol's generator"
-    if getattr(world, "aggregator", None) is not None:
-        return "its rewards are drawn by the aggregator with the protocol's generator"
-    return ""
-
-
-# Black-box sizes: small worlds, a flip early in the run
-BLACK_BOX_HORIZON = 32
-BLACK_BOX_FLIP = 5
+# Black-box sizes: small worlds (long enough for the first releases), a flip early in the
+# run -- a round, an epoch of the federated MAB, a user's first drawn anonymous reward
+BLACK_BOX_SIZES = {"cdp-fclub-dc": 32, "cdp-fclub-dc+": 32, "cdp-fedc3ucb-h": 32,
+                   "cdp-fedc3ucb-h+": 32, "cdp-mab": 3000, "ddp-mab": 3000, "hdp-mab": 3000,
+                   "anonymous-base-laplace": 2000}
+BLACK_BOX_FLIPS = {"cdp-mab": 0, "ddp-mab": 0, "hdp-mab": 0, "anonymous-base-laplace": 0}
 
 
 def audit_registry_transcripts(n: int, *, epsilon: float = 1.0, seed: int = 3,
-                               rng: Any = 0, confidence: float = 0.95
-                               ) -> dict[str, AuditReport | str]:
-    """Every private entry audited black-box (`n` transcripts per world, T =
-    BLACK_BOX_HORIZON, the reward of round BLACK_BOX_FLIP flipped), or why it is not."""
-    from .endtoend import AUDIT_SIZES, small_config
+                               rng: Any = 0, confidence: float = 0.95) -> dict[str, AuditReport]:
+    """Every private entry audited black-box: `n` transcripts per world at its
+    BLACK_BOX_SIZES horizon, the flip of BLACK_BOX_FLIPS (default round 5)."""
+    from .endtoend import small_config
 
-    out: dict[str, AuditReport | str] = {}
-    streams = np.random.default_rng(rng).spawn(len(AUDIT_SIZES))
-    for name, g in zip(AUDIT_SIZES, streams, strict=True):
-        config = small_config(name, epsilon)
-        reason = fixed_rewards_refusal(setup(name, config, seed)[0])
-        if reason:
-            out[name] = f"not audited black-box: {reason}"
-            continue
-        config["horizon"] = BLACK_BOX_HORIZON
-        out[name] = audit_entry_transcripts(name, config, seed, BLACK_BOX_FLIP, n, rng=g,
-                                            confidence=confidence)
+    out: dict[str, AuditReport] = {}
+    streams = np.random.default_rng(rng).spawn(len(BLACK_BOX_SIZES))
+    for (name, horizon), g in zip(BLACK_BOX_SIZES.items(), streams, strict=True):
+        config = {**small_config(name, epsilon), "horizon": horizon}
+        out[name] = audit_entry_transcripts(name, config, seed, BLACK_BOX_FLIPS.get(name, 5),
+                                            n, rng=g, confidence=confidence)
     return out
 
 

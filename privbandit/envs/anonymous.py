@@ -97,6 +97,9 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         return 0.25 if self.reward == "bernoulli" else self.noise_sd**2
 
     def _draw(self, users: np.ndarray, arms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # the rewards are the environment's: from its round stream when the run gave one
+        # (the runner always does), else from the caller's generator
+        rng = self._rounds_rng if self._rounds_rng is not None else rng
         mu = self._means[users, arms]
         if self.reward == "bernoulli":
             return (rng.random(mu.shape) < mu).astype(np.float64)

@@ -112,6 +112,11 @@ class ContextFreeRounds:
         self._observed = t
         return Round(t, None, None)
 
+    def round_stream(self) -> np.random.Generator | None:
+        """The round stream given to `reset` (None before it): a world that draws many
+        rounds' rewards at once draws them from it when the run gives one."""
+        return self._rounds_rng
+
     def _acting(self, t: int) -> np.random.Generator:
         """The round stream, once `t` is checked to be the round just observed."""
         if t != self._observed or self._rounds_rng is None:

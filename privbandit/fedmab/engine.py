@@ -20,7 +20,10 @@ vectorised over agents and arms.
 Randomness: the run's generator is split with `spawn` into independent
 streams for rewards, Laplace noise and the protocol (partial participation),
 so a round-level re-implementation that makes the same calls in the same
-order reproduces the run bit for bit.
+order reproduces the run bit for bit.  When the run hands the world a round
+stream (the runner always does: the seed's "rounds" stream), the rewards are
+drawn from it instead: they are the environment's, fixed by the seed whatever
+the algorithm's coins, as a black-box audit needs.
 """
 from __future__ import annotations
 
@@ -113,6 +116,8 @@ class EpochProtocol(StepProtocol):
         self.schedule = EpochSchedule.build(self.epsilon, k, horizon, self.network.n_uploaders,
                                             self.rounds)
         self._reward_rng, self._noise_rng, self._protocol_rng = rng.spawn(3)
+        if env.round_stream() is not None:  # the rewards are the environment's (the runner's
+            self._reward_rng = env.round_stream()  # "rounds" stream), not the protocol's coins
         self.state = _State(env, horizon)
         self.plan = epoch_plan(self.epsilon, self.sampler, horizon)
         self._ledgers = [AgentLedgers(i, self.plan) for i in range(m)]

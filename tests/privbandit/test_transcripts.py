@@ -56,24 +56,51 @@ def test_an_entry_audited_black_box_is_consistent_with_its_claim():
     assert report.samples_per_side == 40 and report.pair == "reward of round 5 flipped"
 
 
-def test_epoch_worlds_and_entries_without_an_interactive_claim_are_refused():
-    with pytest.raises(ConfigError, match="round stream"):
-        sample_entry("cdp-mab", small_config("cdp-mab", 1.0), 3, at=0)
+def test_entries_without_an_interactive_claim_are_refused():
     paper = {**tiny("cdp-fclub-dc"), **get_algorithm("cdp-fclub-dc").presets["paper"]}
     with pytest.raises(ConfigError, match="interactive relation"):
         audit_entry_transcripts("cdp-fclub-dc", paper, 3, at=5, n=8, rng=0)
 
 
-def test_the_registry_black_box_audits_every_entry_it_can_and_names_the_others():
+def first_rewards(name: str, config: dict, coins: int) -> np.ndarray:
+    """The first rewards the world draws at once in a run with `coins`."""
+    world, play = setup(name, config, 3, coins=coins)
+    seen = []
+    if name == "cdp-mab":
+        inner = world.draw_sums
+
+        def draw_sums(arms, pulls, rng):
+            seen.append(inner(arms, pulls, rng))
+            return seen[-1]
+
+        world.draw_sums = draw_sums
+    else:
+        source = world.aggregator.reward_source
+
+        def reward_source(users, arms, rng):
+            seen.append(source(users, arms, rng))
+            return seen[-1]
+
+        world.aggregator.reward_source = reward_source
+    play(world)
+    return seen[0]
+
+
+@pytest.mark.parametrize("name", ["cdp-mab", "anonymous-base-laplace"])
+def test_worlds_that_draw_many_rewards_at_once_keep_them_when_the_coins_change(name):
+    """The federated MAB's epoch sums and the anonymous aggregator's draws come from the
+    round stream under the runner, so a sample's rewards are the seed's, whatever its coins."""
+    from privbandit.endtoend import small_config
+
+    config = {**small_config(name, 1.0), "horizon": 3000 if name == "cdp-mab" else 2000}
+    np.testing.assert_array_equal(first_rewards(name, config, 1), first_rewards(name, config, 2))
+
+
+def test_the_registry_black_box_audits_every_private_entry():
     from privbandit.audit_command import _black_box
+    from privbandit.endtoend import AUDIT_SIZES
 
     failures: list[str] = []
     out = _black_box(8, 0, 0.95, failures)
-    assert failures == []
-    audited = {name for name, row in out.items() if row["verdict"] != "not audited"}
-    assert audited == {"cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+"}
-    assert all(out[name]["verdict"] == "consistent" for name in audited)
-    refused = {name: row["reason"] for name, row in out.items() if name not in audited}
-    assert set(refused) == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace"}
-    assert "aggregator" in refused["anonymous-base-laplace"]
-    assert all("protocol's generator" in reason for reason in refused.values())
+    assert failures == [] and set(out) == set(AUDIT_SIZES)  # every private entry
+    assert all(row["verdict"] == "consistent" for row in out.values())
