@@ -40,7 +40,7 @@ from ..errors import config_error
 from ..private.plan import ReleasePlan
 from ..protocol import StepProtocol
 from ..result import RunResult
-from .privacy import UNIT, AgentLedgers, charge_all, epoch_mechanism, epoch_plan
+from .privacy import UNIT, AgentLedgers, charge_all, epoch_plan
 from .schedule import EpochSchedule, warn_below_bound
 
 
@@ -154,7 +154,7 @@ class EpochProtocol(StepProtocol):
             self._exploring = False  # the horizon ended inside this epoch: nothing is released
             return
         sums = env.draw_sums(active, n, self._reward_rng)
-        mechanism = epoch_mechanism(self.epsilon, n, self.sampler)
+        mechanism = self.plan.laplace_means(n)  # the epoch means of n rewards in [0, 1]
         charge_all(self._ledgers, r, mechanism.event)  # before the release
         yhat = mechanism.release_means(sums / n, self._noise_rng)
         ybar = self._ybar

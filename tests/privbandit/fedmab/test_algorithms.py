@@ -18,7 +18,7 @@ from privbandit.fedmab import (
     ring,
     star,
 )
-from privbandit.fedmab import engine as engine_module
+from privbandit.private import ReleasePlan
 from privbandit.result import RunResult
 from privbandit.runtime import play_algorithm
 
@@ -119,7 +119,7 @@ def test_the_ledger_refuses_before_any_noise_is_drawn(monkeypatch):
             released.append(means)
             return means
 
-    monkeypatch.setattr(engine_module, "epoch_mechanism", lambda *a: OverBudget())
+    monkeypatch.setattr(ReleasePlan, "laplace_means", lambda *a, **k: OverBudget())
     with pytest.raises(BudgetExceededError, match="over the budget epsilon=1"):
         play_algorithm(CDPMAB(1.0, 1000), small_env(), np.random.default_rng(0))
     assert released == []
