@@ -15,7 +15,9 @@ mechanism.  Along the forced path the loss is what adaptive composition
 counts: an algorithm whose released records come only from released
 information differs in the flipped record only; one whose raw data drives
 released records differs in many.  A replay whose releases differ in number
-or place (a data-dependent schedule) is reported as unbounded.
+or place (a data-dependent schedule) is reported as unbounded, and so is a
+value released unnoised as public (`mechanisms.tape.PublicValue`) that
+differs between the neighbours.
 
 The audit layer never learns what a bandit is: `run(which)` is a plain
 callable that the application builds (`privbandit.endtoend`).
@@ -119,5 +121,5 @@ def audit_pairs(pairs: Mapping[str, Callable[[int], Any]], delta: float,
             findings.append(PairFinding(name, math.inf, math.inf, math.inf, 0, 0, str(err)))
             continue
         findings.append(PairFinding(name, loss.epsilon(delta), loss.mu, loss.pure_epsilon,
-                                    loss.releases, loss.differing))
+                                    loss.releases, loss.differing, loss.public_difference))
     return EnvironmentAuditReport(claimed_epsilon, delta, tuple(findings))

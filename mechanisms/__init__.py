@@ -15,6 +15,7 @@ from .masks import OrthogonalMask, PartyMask, sum_masked
 from .noise_bounds import psd_shift, symmetric_noise_norm_bound, vector_noise_norm_bound
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .streaming import ContinualRelease
+from .tape import PublicValue
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -34,8 +35,8 @@ __all__ = [
     "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
     "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
-    "PartyKeys", "PartyMask", "ReplayGuard", "Sampler", "Sealer", "SymmetricGaussianMatrix",
-    "TreePrivatizer", "continual_release", "elicit_feedback", "new_session", "open_block",
-    "open_message", "psd_shift", "seal_block", "seal_message", "split_groups", "sum_masked",
-    "symmetric_noise_norm_bound", "vector_noise_norm_bound",
+    "PartyKeys", "PartyMask", "PublicValue", "ReplayGuard", "Sampler", "Sealer",
+    "SymmetricGaussianMatrix", "TreePrivatizer", "continual_release", "elicit_feedback",
+    "new_session", "open_block", "open_message", "psd_shift", "seal_block", "seal_message",
+    "split_groups", "sum_masked", "symmetric_noise_norm_bound", "vector_noise_norm_bound",
 ]

@@ -15,6 +15,14 @@ mechanism's pre-noise difference is exactly what its noise must hide.  A run
 whose releases differ in number, mechanism or shape diverged: its release
 schedule depends on the data, and no finite loss is certified
 (`ReplayDivergedError`).
+
+Public values.  Under the interactive relation some released values need no
+noise: a record whose action came from public information and earlier
+releases has the same features in both neighbours along a forced transcript,
+so its Gram matrix is public.  `PublicValue.release(value)` puts such a value
+on the tape unnoised; the pair's loss reads it exactly: equal in both runs
+costs nothing, any difference is an unbounded loss (the value was not public
+after all), reported with the first differing release (`PairLoss.public_difference`).
 """
 from __future__ import annotations
 
@@ -93,6 +101,44 @@ def recording(tape: Tape):
         _ACTIVE.reset(token)
 
 
+class PublicValue:
+    """A channel of values released WITHOUT noise because the neighbouring relation makes
+    them public (e.g. the Gram matrix of records whose actions came from released data).
+
+    Guarantee: none of its own -- it claims the value is equal in neighbouring
+    inputs along any forced transcript, and costs nothing only then.  The
+    end-to-end audit checks the claim: a public value that differs between
+    neighbours is an unbounded loss (`pair_loss`).  `channel` names the value
+    in reports.
+    """
+
+    def __init__(self, channel: str) -> None:
+        if not isinstance(channel, str) or not channel:
+            raise invalid("channel", channel, "a non-empty name of the public value")
+        self.channel = channel
+
+    def release(self, value: np.ndarray) -> np.ndarray:
+        """Release `value` as it is (the recorded run's value inside a forced replay)."""
+        value = np.asarray(value, dtype=float)
+        return tap(self, value, value)
+
+    def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]
+                  ) -> tuple[float, float]:
+        """(0, 0) when every release is equal in the two runs, else (inf, 0)."""
+        return (0.0, 0.0) if first_difference(first, second) is None else (math.inf, 0.0)
+
+    def __repr__(self) -> str:
+        return f"PublicValue({self.channel!r})"
+
+
+def first_difference(first: list[np.ndarray], second: list[np.ndarray]) -> int | None:
+    """The index of the first pair of values that differ (shape or entries), or None."""
+    for i, (a, b) in enumerate(zip(first, second, strict=True)):
+        if np.shape(a) != np.shape(b) or not np.array_equal(a, b):
+            return i
+    return None
+
+
 @dataclass(frozen=True)
 class PairLoss:
     """The privacy loss of one neighbouring pair along a forced path.
@@ -100,13 +146,16 @@ class PairLoss:
     mu: the Gaussian-DP parameter of every Gaussian release together (the
     square root of the sum of squared per-mechanism mus); pure_epsilon: the
     sum of the pure-DP losses (Laplace releases); releases: how many releases
-    were compared; differing: how many had different pre-noise values.
+    were compared; differing: how many had different pre-noise values;
+    public_difference: the first public value (`PublicValue`) that differs
+    between the runs, described ("" when none does; then mu is inf).
     """
 
     mu: float
     pure_epsilon: float
     releases: int
     differing: int
+    public_difference: str = ""
 
     def epsilon(self, delta: float) -> float:
         """epsilon at `delta`: the exact Gaussian-DP conversion plus the pure part (basic
@@ -151,6 +200,7 @@ def pair_loss(first: Tape, second: Tape) -> PairLoss:
     groups: dict[int, tuple[Any, list[np.ndarray], list[np.ndarray]]] = {}
     twin: dict[int, int] = {}  # the replay's mechanism -> the recorded run's
     differing = 0
+    public = ""
     for i, (a, b) in enumerate(zip(first.entries, second.entries, strict=True)):
         if twin.setdefault(id(b.mechanism), id(a.mechanism)) != id(a.mechanism):
             raise ReplayDivergedError(
@@ -159,10 +209,15 @@ def pair_loss(first: Tape, second: Tape) -> PairLoss:
         _, va, vb = groups.setdefault(id(a.mechanism), (a.mechanism, [], []))
         va.append(a.value)
         vb.append(b.value)
-        differing += int(not np.array_equal(a.value, b.value))
+        same = np.array_equal(a.value, b.value)
+        differing += int(not same)
+        if not same and not public and isinstance(a.mechanism, PublicValue):
+            gap = float(np.max(np.abs(a.value - b.value)))
+            public = (f"release {i}: public value {a.mechanism.channel!r} differs between "
+                      f"the neighbours (largest entry difference {gap:.3g})")
     mu2 = pure = 0.0
     for mechanism, va, vb in groups.values():
         m2, eps = mechanism.pair_loss(va, vb)
         mu2 += m2
         pure += eps
-    return PairLoss(math.sqrt(mu2), pure, len(first.entries), differing)
+    return PairLoss(math.sqrt(mu2), pure, len(first.entries), differing, public)

@@ -100,3 +100,32 @@ def test_laplace_loss_is_l1_over_scale():
     loss = pair_loss(a, b)
     assert loss.mu == 0.0 and loss.pure_epsilon == pytest.approx(0.25 / mech.scale)
     assert loss.epsilon(1e-5) == pytest.approx(0.5, rel=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(-1, 5), st.floats(1e-12, 1e3))
+def test_a_public_value_costs_nothing_when_equal_and_is_unbounded_when_it_differs(
+        n, moved, gap):
+    """PublicValue: equal releases cost 0 alongside a noised release; one differing release
+    of any size makes the pair's loss unbounded and names the first difference."""
+    from privbandit.mechanisms import PublicValue
+
+    def play(tape, shift):
+        rng = np.random.default_rng(3)
+        gram, noisy = PublicValue("gram"), GaussianVector(1.0, 1.0, sampler=FAST)
+        with recording(tape):
+            for i in range(n):
+                gram.release(np.eye(2) * (i + (shift if i == moved else 0.0)))
+                noisy.release(np.ones(2), rng)
+    a = Tape()
+    play(a, 0.0)
+    b = Tape(forced=a)
+    play(b, gap)
+    loss = pair_loss(a, b)
+    if 0 <= moved < n:
+        assert loss.mu == math.inf and loss.epsilon(1e-5) == math.inf
+        assert f"release {2 * moved}: public value 'gram'" in loss.public_difference
+    else:
+        assert loss.mu == 0.0 and loss.public_difference == "" and loss.differing == 0
+    with pytest.raises(Exception, match="channel"):
+        PublicValue("")
