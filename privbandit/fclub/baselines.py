@@ -35,7 +35,7 @@ _FEDERATED = {
 _CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
                 "beta_scale", "noise_scale", "confidence", "theta_bound", "item_bound"}
 _PLAN_KEYS = ("act_on", "calibration", "detection_share", "detection", "failure", "sampler",
-              "mechanism", "schedule", "batch")
+              "mechanism", "schedule", "batch", "growth")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
 
 

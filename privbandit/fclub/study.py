@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..envs.factory import ENVIRONMENT, keys_read, world_from
+from ..errors import config_error
 from ..registry import (
     AlgorithmEntry,
     guard_params,
@@ -43,6 +44,7 @@ from .baselines import make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
+from .released import ReleasedFederatedClub, ReleasedPlan
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -61,10 +63,13 @@ PLAN = (
           "tests, or raw (then NOT CDP)",
           choices=DETECTIONS),
     Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
-    *release_params("tree", "every-round"),  # each local cluster's stream (the paper's)
-    Param("act_on", str, "released", "what a local cluster recommends from: its synchronized "
-          "noisy statistics (private when actions adapt) or also its raw buffer (the paper's; "
-          "private over realised sequences only)", choices=("released", "raw")),
+    *release_params("mf", "geometric"),  # each user's stream ('paper': tree, every-round)
+    Param("act_on", str, "released", "what a local cluster recommends from: released "
+          "statistics only (reward-only releases with public Gram matrices; private when "
+          "actions adapt) or also its raw buffer (the paper's full-statistic noise; private "
+          "over realised sequences only)", choices=("released", "raw")),
+    Param("resolution", float, 0.2, "resolution of the merge tests (act_on 'released')",
+          range="(0, inf)"),
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
@@ -87,14 +92,16 @@ def _reads(settings: dict[str, Any]) -> frozenset[str]:
     return keys_read(settings) | {"servers"}
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 # (and its raw buffers between uploads: a guarantee over realised sequences only)
-PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw"}}
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw",
+                    "mechanism": "tree", "schedule": "every-round"}}
 # the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
 PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
-    "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
-                    "(epsilon, delta, L, m)-CDP",
+    "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000) acting on released statistics: reward-only "
+                    "releases, exact public Gram (interactive DP); preset 'paper': "
+                    "tree-noised full statistics, CDP over realised sequences only",
     "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
                      "continual releases of other servers' users (record-level DP)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
@@ -121,6 +128,10 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
+    if name == "cdp-fclub-dc" and settings["act_on"] == "released":
+        return Setup(_released(settings, env, servers, horizon, epsilon, delta), env, horizon,
+                     algorithm=name)
+    settings.pop("resolution", None)
     if name == "cdp-fclub-dc+":
         plan = GuardPlan(epsilon, delta, horizon,
                          **{k: settings.pop(k) for k in _GUARD_KEYS if k in settings})
@@ -129,6 +140,27 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)
+
+
+def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
+              epsilon: float, delta: float) -> ReleasedFederatedClub:
+    """CDP-FCLUB-DC acting on released statistics (`fclub.released`): its plan from the
+    release keys, the rest into the `FclubConfig`; the paper-path keys must keep their
+    defaults or say what they would change."""
+    settings = dict(settings)
+    if settings.pop("calibration") != "tight":
+        raise config_error("calibration", "paper", "'tight' with act_on = 'released' (the "
+                           "paper's formula is for its full-statistic tree: preset 'paper')")
+    if settings.pop("detection") == "raw":
+        raise config_error("detection", "raw", "'private' or 'noise-aware' with act_on = "
+                           "'released' (it detects from released statistics only)")
+    settings.pop("detection_share")
+    settings.pop("act_on")
+    plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
+        "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution")})
+    world = settings.pop("world_clusters", None)
+    config = FclubConfig(env.dim, env.n_users, servers, **settings)
+    return ReleasedFederatedClub(config, plan, world_clusters=world)
 
 
 def _presets(name: str) -> dict[str, dict[str, Any]]:

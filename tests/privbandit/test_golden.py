@@ -55,8 +55,9 @@ STUDIES: dict[str, dict[str, Any]] = {
         "algorithm": [
             *({"name": n} for n in ("fclub", "fclub-dc", "homo", "homo-dc", "club-per-server",
                                     "sclub-per-server", "linucb-per-user")),
-            {"name": "cdp-fclub-dc", "grid": {"epsilon": [1.0, 8.0], "delta": [0.1],
-                                              "calibration": ["tight", "paper"]}},
+            {"name": "cdp-fclub-dc", "grid": {"epsilon": [1.0, 8.0]}},
+            {"name": "cdp-fclub-dc", "label": "cdp-fclub-dc-paper", "preset": "paper",
+             "grid": {"epsilon": [1.0, 8.0]}},
             {"name": "cdp-fclub-dc+", "params": {"batch": 50},
              "grid": {"epsilon": [1.0, 1e4]}},
         ],

@@ -39,8 +39,9 @@ def test_each_algorithm_runs_and_reports(name):
     assert np.all(result.regret >= -1e-12)
     if name == "cdp-fclub-dc+":
         assert result.privacy.summary.startswith("(2, 1e-05)-DP for one user-round's reward")
-    elif name == "cdp-fclub-dc":
-        assert "(2, 1e-05, L=2, m=2)-CDP" in result.privacy.summary
+    elif name == "cdp-fclub-dc":  # acts on released statistics: interactive, reward-only
+        assert result.privacy.holds_interactively and result.privacy.epsilon == 2.0
+        assert result.privacy.details["L"] == 2 and result.privacy.details["m"] == 2
         assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9
                                       for led in result.ledgers)
     else:
