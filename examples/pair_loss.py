@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from privbandit.audits.environment import audit_pairs
 from privbandit.endtoend import FlippedReward, neighbour_pair
 from privbandit.fclub.guarded import GuardedFederatedClub
@@ -31,14 +29,15 @@ from privbandit.schema import defaults
 
 class RecordLevelGuarded(GuardedFederatedClub):
     """The guarded algorithm as it was before the billboard: every round acts on raw data
-    and every record enters its user's stream."""
+    and every record enters its user's stream, its features wrongly marked public (so
+    its Gram matrix is released unnoised: the audit finds it differs)."""
 
     def update(self, items, user, action, feedback, t):
         local = not self._shared
         super().update(items, user, action, feedback, t)
         if local:
-            z = np.append(items[action], min(max(float(feedback), 0.0), 1.0))
-            self.streams.observe(user, np.multiply.outer(z, z))
+            y = min(max(float(feedback), 0.0), 1.0)
+            self.streams.enter(user, (items[action], y), by="control: a raw-driven action")
 
 
 def config(name: str, horizon: int, epsilon: float, **params) -> dict:

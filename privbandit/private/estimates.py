@@ -84,6 +84,10 @@ class RidgeModel:
     moment: np.ndarray
     beta: float
 
+    def scores(self, items: np.ndarray, beta_scale: float = 1.0) -> np.ndarray:
+        """Upper confidence bounds x . theta + beta_scale beta ||x||_(M^-1) of (K, d) items."""
+        return ucb_scores(self.theta, self.inverse, items, beta_scale * self.beta)
+
 
 @dataclass(frozen=True)
 class NoisyRidge:

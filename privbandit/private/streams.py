@@ -39,7 +39,13 @@ from privbandit.mechanisms.reward_only import PublicFeatures
 
 from ..errors import config_error
 from ..privacy import sampler_name
-from .estimates import sum_noise_bound
+from .estimates import (
+    ExactGramModel,
+    NoisyRidge,
+    RewardNoiseRidge,
+    RidgeModel,
+    sum_noise_bound,
+)
 from .plan import ReleasePlan
 
 # relative slack on the record bound, covering the item-norm check's tolerance
@@ -94,6 +100,25 @@ class PartyStreams:
         buffer[i] = zz
         self._pending_counts[unit] = i + 1
 
+    def enter(self, unit: int, statistic: np.ndarray, *, by: str) -> None:
+        """Keep a record whose action came from released data (`by` says how; a full
+        statistic is released noised whatever its features)."""
+        self.observe(unit, statistic)
+
+    def group_model(self, group: np.ndarray, ridge: NoisyRidge) -> RidgeModel | None:
+        """The ridge model of the released prefixes of `group`'s units with data (None if
+        none has any or no finite radius exists)."""
+        members = group[self.counts[group] > 0]
+        if members.size == 0:
+            return None
+        return ridge.model(self.released[members].sum(axis=0),
+                           float(self.variance[members].sum()))
+
+    @property
+    def variances(self) -> np.ndarray:
+        """Each unit's per-entry noise variance, (n,)."""
+        return self.variance
+
     def release(self, rng: np.random.Generator) -> np.ndarray:
         """Release every unit with new data; returns the units that released."""
         units = np.flatnonzero(self._pending_counts)
@@ -132,7 +157,9 @@ class RewardStreams:
     releases), so the Gram matrix, feature sums and counts travel exactly and only
     sum y x carries noise.  parties: each party's unit indices (together 0..n-1);
     dim: d; plan: the `ReleasePlan` (budget, mechanism, schedule, sampler);
-    feature_bound: B; reward_range: (lo, hi).  Every unit's stream steps at every
+    feature_bound: B; reward_range: (lo, hi); failure: the probability that the
+    noise bounds of `group_model` fail over the whole run (split evenly over the
+    releases).  Every unit's stream steps at every
     release, with an empty step when it has no new record, so all prefixes
     released together carry noise of one variance (`variance`) and the noise of
     any sum of units obeys `estimates.sum_noise_bound` whatever chose the units.
@@ -149,8 +176,8 @@ class RewardStreams:
     """
 
     def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
-                 feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0)
-                 ) -> None:
+                 feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0),
+                 failure: float = 0.05) -> None:
         self.party_of = _party_of(parties)
         n = self.party_of.size
         self.dim, self.plan, self.schedule = dim, plan, plan.releases
@@ -171,6 +198,8 @@ class RewardStreams:
         self.counts = np.zeros(n, dtype=np.int64)
         self.variance = 0.0                   # per-entry noise variance of every prefix
         self.releases = 0
+        self._pending_counts = np.zeros(n, dtype=np.int64)
+        self.failure = failure / max(self.schedule.releases, 1)  # per release
 
     @property
     def n_units(self) -> int:
@@ -180,7 +209,42 @@ class RewardStreams:
         """Records waiting for the next release (of `unit`, or of all units)."""
         if unit is None:
             return self._pending
-        return int(np.count_nonzero(self._unit[:self._pending] == unit))
+        return int(self._pending_counts[unit])
+
+    def recorded(self, unit: int) -> int:
+        """Records `unit` has entered so far, released or waiting (public)."""
+        return int(self.counts[unit] + self._pending_counts[unit])
+
+    def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str) -> None:
+        """Keep the record (x, y) of a round whose action came from released data (`by`
+        says how: the features are marked public with it)."""
+        x, y = record
+        self.observe(unit, PublicFeatures(np.asarray(x, dtype=float)[None], by=by), y)
+
+    def group_model(self, group: np.ndarray, ridge: RewardNoiseRidge) -> ExactGramModel | None:
+        """The model of the released prefixes of `group`'s units with data (None if none
+        has any): exact Gram matrix, noisy moments, and the noise bound of that many units
+        (`noise_bound`, uniform over every set, at the per-release failure)."""
+        members = group[self.counts[group] > 0]
+        if members.size == 0:
+            return None
+        return ridge.model(self.gram[members].sum(axis=0), self.moments[members].sum(axis=0),
+                           self.noise_bound(members.size, self.failure))
+
+    @property
+    def released(self) -> np.ndarray:
+        """The released prefixes in the (d+1) x (d+1) layout [[G, b], [b^T, 0]], (n, ., .)."""
+        d = self.dim
+        out = np.zeros((self.n_units, d + 1, d + 1))
+        out[:, :d, :d] = self.gram
+        out[:, :d, d] = self.moments
+        out[:, d, :d] = self.moments
+        return out
+
+    @property
+    def variances(self) -> np.ndarray:
+        """Each unit's per-entry noise variance (all equal: every unit steps together)."""
+        return np.full(self.n_units, self.variance)
 
     def observe(self, unit: int, features: PublicFeatures, reward: float) -> None:
         """Keep one public record (a (1, d) `PublicFeatures`) and its reward for `unit`."""
@@ -194,6 +258,7 @@ class RewardStreams:
             self._y = np.concatenate((self._y, np.empty_like(self._y)))
             self._unit = np.concatenate((self._unit, np.empty_like(self._unit)))
         self._x[i], self._y[i], self._unit[i] = features.features[0], reward, unit
+        self._pending_counts[unit] += 1
         self._pending = i + 1
 
     def release(self, rng: np.random.Generator) -> None:
@@ -209,6 +274,7 @@ class RewardStreams:
         self.variance = self.streams[0].prefix_variance()
         self.releases += 1
         self._pending = 0
+        self._pending_counts[:] = 0
 
     def noise_bound(self, members: int, failure: float) -> float:
         """A bound on the norm of the noise of the sum of any `members` units' moments, for
