@@ -74,7 +74,10 @@ class PublicFeatures:
     __slots__ = ("features", "by")
 
     def __init__(self, features: object, *, by: str) -> None:
-        arr = real_array("features", features, None)
+        arr = features
+        if not (type(arr) is np.ndarray and arr.dtype == np.float64  # the per-round path
+                and math.isfinite(float(arr.sum()))):
+            arr = real_array("features", features, None)
         if arr.ndim != 2:
             raise invalid("features", f"an array of shape {arr.shape}", "an (R, d) array")
         if not isinstance(by, str) or not by:

@@ -199,10 +199,15 @@ class ExactGramModel:
 
 def exact_gram_scores(theta: np.ndarray, inverse: np.ndarray, items: np.ndarray, beta: float,
                       noise_bound: float) -> np.ndarray:
-    """x . theta + beta ||x||_(M^-1) + noise_bound ||M^-1 x|| for the (K, d) items."""
-    scores = ucb_scores(theta, inverse, items, beta)
+    """x . theta + beta ||x||_(M^-1) + noise_bound ||M^-1 x|| for the (K, d) items (one
+    product items M^-1 serves both widths)."""
+    projected = items @ inverse
+    quad = np.einsum("kd,kd->k", projected, items)
+    np.maximum(quad, 0.0, out=quad)  # rounding
+    scores = items @ theta
+    scores += beta * np.sqrt(quad)
     if noise_bound > 0.0:
-        scores += noise_bound * np.linalg.norm(items @ inverse, axis=1)
+        scores += noise_bound * np.sqrt(np.einsum("kd,kd->k", projected, projected))
     return scores
 
 

@@ -106,7 +106,7 @@ def _figures(records, out_dir: Path, break_even=None, value=None) -> list[Path]:
         print(PLOTS_MISSING)
         return []
     marked = None if break_even is None or value is None else (break_even[0], value)
-    return plot_all(records, out_dir, marked)
+    return plot_all(records, out_dir, marked, None if break_even is None else tuple(break_even))
 
 
 def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:
