@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.fclub import server_of_users
 from privbandit.mechanisms import PublicFeatures
 from privbandit.policies.base import Policy
 from privbandit.private import ReleasePlan, RewardNoiseRidge, RewardStreams, exact_gram_scores
@@ -42,7 +43,7 @@ from privbandit.runtime import run_setup
 from privbandit.schema import defaults
 
 ENVIRONMENT = {"dim": 10, "users": 20, "clusters": 4, "servers": 5, "items": 10}
-RUNGS = ("oracle+lag", "oracle+noise", "oracle+users")
+RUNGS = ("oracle+lag", "oracle+noise", "oracle+servers", "oracle+users")
 
 
 class OracleCluster(Policy):
@@ -56,13 +57,17 @@ class OracleCluster(Policy):
 
     name = "oracle"
 
-    def __init__(self, labels: np.ndarray, dim: int, plan: ReleasePlan, mode: str) -> None:
+    def __init__(self, labels: np.ndarray, dim: int, plan: ReleasePlan, mode: str,
+                 servers: np.ndarray) -> None:
         self.labels, self.mode, self.schedule = np.asarray(labels), mode, plan.releases
         self.dim, m = dim, int(self.labels.max()) + 1
-        units = m if mode == "oracle+noise" else self.labels.size
-        self.unit_of = self.labels if mode == "oracle+noise" else np.arange(self.labels.size)
+        # each (server, true cluster) block of users: one stream in "oracle+servers"
+        _, blocks = np.unique(servers * m + self.labels, return_inverse=True)
+        self.unit_of = {"oracle+noise": self.labels, "oracle+servers": blocks}.get(
+            mode, np.arange(self.labels.size))
+        units = int(self.unit_of.max()) + 1
         self.streams = (RewardStreams([np.arange(units)], dim, plan, feature_bound=1.0)
-                        if mode in ("oracle+noise", "oracle+users") else None)
+                        if mode != "oracle" and mode != "oracle+lag" else None)
         self.ridge = RewardNoiseRidge(dim, 1.0, 0.5, 1.0, 0.1)
         self.gram, self.b = np.zeros((m, dim, dim)), np.zeros((m, dim))  # raw, all data
         self.model = [self.ridge.model(np.zeros((dim, dim)), np.zeros(dim), 0.0)] * m
@@ -93,8 +98,7 @@ class OracleCluster(Policy):
         st = self.streams
         st.release(self._rng)
         for k in range(len(self.model)):
-            members = np.flatnonzero(self.labels == k) if self.mode == "oracle+users" \
-                else np.array([k])
+            members = np.unique(self.unit_of[self.labels == k])
             self.model[k] = st.group_model(members, self.ridge) or self.model[k]
 
 
@@ -104,7 +108,8 @@ def run_rung(mode: str, horizon: int, epsilon: float, seed: int) -> float:
               "environment": {**defaults(entry.environment), **ENVIRONMENT}}
     built = entry.setup(config, seed)
     plan = ReleasePlan(epsilon, 1e-5, horizon, "mf", "geometric")
-    policy = OracleCluster(built.env.true_clusters(), built.env.dim, plan, mode)
+    policy = OracleCluster(built.env.true_clusters(), built.env.dim, plan, mode,
+                           server_of_users(built.env.n_users, ENVIRONMENT["servers"]))
     return float(run_setup(replace(built, protocol=policy), seed).regret.sum())
 
 
