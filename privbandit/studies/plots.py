@@ -127,8 +127,10 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
         label, value = break_even
         if np.isfinite(value):
             ax.axvline(value, color="black", linestyle=":")
-            ax.annotate(f" break-even epsilon of {label}: {value:g}", (value, 0.5),
-                        xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="center")
+            last = bool(eps_ticks) and value >= eps_ticks[-1]  # keep the note inside the axes
+            ax.annotate(f" break-even epsilon of {label}: {value:g} ", (value, 0.5),
+                        xycoords=("data", "axes fraction"), fontsize=8,
+                        ha="right" if last else "left", va="center")
         else:
             ax.text(0.99, 0.97, f"{label} is at no epsilon significantly below its baseline "
                     "(break-even epsilon: none)", transform=ax.transAxes, fontsize=8,
