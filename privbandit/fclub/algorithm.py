@@ -99,7 +99,7 @@ class FederatedClub(Policy):
         d, n = config.dim, config.n_users
         self.server = config.servers()
         self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.graphs = [UserGraph.complete(u.size) for u in self.server_users]
+        self.graphs = self._user_graphs()
         self._comm = CommLog()
         radius = config.radius()
         if config.sync == "instant":
@@ -134,6 +134,10 @@ class FederatedClub(Policy):
         self._max_clusters = 1
         self._rng: np.random.Generator | None = None
         self._checked: np.ndarray | None = None
+
+    def _user_graphs(self) -> list[UserGraph]:
+        """Each server's user graph for local edge deletion (eq. 3): complete at the start."""
+        return [UserGraph.complete(u.size) for u in self.server_users]
 
     @staticmethod
     def _noise_aware_tests(config: FclubConfig, plan: CdpPlan | None

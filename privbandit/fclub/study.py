@@ -7,11 +7,16 @@ sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.centralized`), "linucb-per-user",
-"homo", "homo-dc".  An entry builds its world from the study's `environment`
-table (`envs.factory.make_environment`: seed 000's synthetic setting unless
-told otherwise; `servers` is L) and its policy (`build_run`); the runner plays it,
-the seeds of one configuration in lockstep where the policy's batched twin
-(`fclub.lockstep`) plays it.  Each entry
+"homo", "homo-dc", "fclub-dc-sets" (FCLUB-DC's sharing with split/merge
+detection over sets, `fclub.sets`: the federation recommended at population
+scale), and "oracle-clusters" (NOT an algorithm: LinUCB pooled per true
+cluster across all servers, told the world's hidden clusters -- the ceiling
+of any federation's gain, so studies can show it beside the real ones; its
+description and its params' "oracle" flag say so).  An entry builds its
+world from the study's `environment` table (`envs.factory.make_environment`:
+seed 000's synthetic setting unless told otherwise; `servers` is L) and its
+policy (`build_run`); the runner plays it, the seeds of one configuration in
+lockstep where the policy's batched twin (`fclub.lockstep`) plays it.  Each entry
 declares its parameters (`FEDERATED`, `PRIVATE`, the baselines' radius keys).
 
 Pairing: the runner splits the run's SeedSequence the same way for every
@@ -40,7 +45,7 @@ from ..registry import (
 )
 from ..runtime import Setup
 from ..schema import Param
-from .baselines import make_policy
+from .baselines import ClusterOracle, make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
@@ -55,6 +60,21 @@ FEDERATED = (
     Param("download_threshold", float, 1.01, "det-ratio download trigger D (eq. 6)",
           range="(1, inf)"),
     *radius_params(beta=None),
+)
+# "fclub-dc-sets": FCLUB-DC's triggers and radius, the split/merge tests, the phase schedule
+SETS = (
+    *FEDERATED[2:],
+    Param("merge_level", float, 0.99, "level of the merge test (pooled Hotelling T^2)",
+          range="(0, 1)"),
+    Param("split_level", float, 0.99, "level of the split test (bootstrapped best cut)",
+          range="(0, 1)"),
+    Param("unit_evidence", float, 6.907755278982137, "log-likelihood ratio a user needs to "
+          "change cluster alone (ln 1000)", range="[0, inf)"),
+    Param("block_evidence", float, 1.0, "log-likelihood ratio a server's users of one "
+          "cluster need to change cluster together", range="[0, inf)"),
+    Param("simulations", int, 24, "bootstrap data sets of the split test", range="[0, inf)"),
+    Param("phase_growth", float, 1.15, "phase t+1 starts when the rounds grow by this factor "
+          "(2: the paper's 2^s - 2)", range="(1, inf)"),
 )
 PLAN = (
     Param("detection_share", float, 0.5, "share of the budget spent on cluster detection",
@@ -81,7 +101,7 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
-           "linucb-per-user": _RADIUS}
+           "linucb-per-user": _RADIUS, "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
@@ -109,6 +129,10 @@ _DESCRIPTIONS = {
     "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
+    "fclub-dc-sets": "FCLUB-DC with split/merge detection over sets (pooled tests, no "
+                     "single-link merges): the federation for many users and servers",
+    "oracle-clusters": "ORACLE, reads the world's hidden clusters (not deployable): LinUCB "
+                       "pooled per true cluster across all servers, the ceiling of federation",
 }
 
 
@@ -128,6 +152,12 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
+    if name == "oracle-clusters":  # told the hidden clusters: a ceiling, not an algorithm
+        truth = env.true_clusters()
+        if truth is None:
+            raise config_error("environment.setting", table.get("setting"),
+                               "a world with hidden clusters for the oracle")
+        return Setup(ClusterOracle(env.dim, truth, **settings), env, horizon, algorithm=name)
     if name == "cdp-fclub-dc" and settings["act_on"] == "released":
         return Setup(_released(settings, env, servers, horizon, epsilon, delta), env, horizon,
                      algorithm=name)
@@ -166,7 +196,7 @@ def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
 def _presets(name: str) -> dict[str, dict[str, Any]]:
     if name == "cdp-fclub-dc":
         return PRESETS
-    return PUBLIC_CODE if name in ("fclub", "fclub-dc") else {}
+    return PUBLIC_CODE if name in ("fclub", "fclub-dc", "fclub-dc-sets") else {}
 
 
 def _entries() -> list[AlgorithmEntry]:

@@ -9,7 +9,8 @@ from privbandit.studies.command import default_study_text
 from privbandit.studies.spec import parse_study
 
 NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
-         "sclub-per-server", "linucb-per-user", "homo", "homo-dc")
+         "sclub-per-server", "linucb-per-user", "homo", "homo-dc", "fclub-dc-sets",
+         "oracle-clusters")
 ENV = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
 
 
@@ -46,7 +47,10 @@ def test_each_algorithm_runs_and_reports(name):
                                       for led in result.ledgers)
     else:
         assert result.privacy.summary.startswith("none") and not result.privacy.is_dp
-    if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc"):
+    if name == "oracle-clusters":  # told the true clusters: a ceiling, and it says so
+        assert result.params["oracle"] is True and result.cluster_mixing[-1] == 0.0
+        assert get_algorithm(name).description.startswith("ORACLE, reads the world's hidden")
+    if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc", "fclub-dc-sets"):
         assert result.comm["messages"] > 0
         assert result.comm_rounds is not None and result.comm_rounds.size == result.comm["rounds"]
         record = result.to_dict(max_points=10)
@@ -71,6 +75,14 @@ def test_runs_sharing_a_seed_share_the_world():
             rows.append((rnd.user, *rnd.items.ravel(), env.act(t, 0).expected))
         views.append(np.array(rows))
     assert np.array_equal(views[0], views[1])
+
+
+def test_the_oracle_needs_a_world_with_hidden_clusters(monkeypatch):
+    from privbandit.envs.linear import LinearUsersEnv
+
+    monkeypatch.setattr(LinearUsersEnv, "true_clusters", lambda self: None)
+    with pytest.raises(ConfigError, match="a world with hidden clusters for the oracle"):
+        get_algorithm("oracle-clusters").run(config("oracle-clusters"), 0)
 
 
 def test_bad_environment_and_parameters_are_named():
