@@ -94,9 +94,12 @@ _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
     "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
-                    "(epsilon, delta, L, m)-CDP",
+                    "(epsilon, delta, L, m)-CDP and (epsilon, delta)-DP for one user-round's "
+                    "reward, actions adapting (interactive)",
     "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
-                     "continual releases of other servers' users (record-level DP)",
+                     "continual releases of other servers' users; (epsilon, delta)-DP for "
+                     "one user-round's reward seen from outside its server (interactive; "
+                     "a server's own users are not protected from each other)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
     "linucb-per-user": "LinUCB (OFUL) with one model per user",

@@ -77,6 +77,7 @@ class Billboard:
         self._coin_rng: np.random.Generator | None = None
         self._models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float] | None] = {}
         self._ticket: tuple | None = None
+        self._ticket_merged = False
         self.shared_rounds = 0
 
     # -- the public coin ---------------------------------------------------------------
@@ -129,6 +130,7 @@ class Billboard:
         upper = ucb_scores(theta, inv, items, beta)
         action = int(np.argmax(upper)) if rank is None else rank(upper)
         self._ticket = (t, int(unit), _key(action))
+        self._ticket_merged = bool(merged)
         self.shared_rounds += 1
         return action
 
@@ -140,7 +142,7 @@ class Billboard:
                 f"record of unit {unit} at round {t}, action {action}: only the action the "
                 f"billboard chose for a shared round may be released (it chose {self._ticket})")
         self._ticket = None
-        self.streams.observe(int(unit), statistic)
+        self.streams.observe(int(unit), statistic, merged=self._ticket_merged)
 
 
 def _key(action: Any) -> Any:

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
+from privbandit.mechanisms.tape import active, feeds
 
 from ..errors import config_error
 from ..privacy import sampler_name
@@ -89,8 +90,13 @@ class PartyStreams:
     def n_units(self) -> int:
         return self.party_of.size
 
-    def observe(self, unit: int, zz: np.ndarray) -> None:
-        """Keep one round's statistic of `unit` (a record: z z^T, summed over its items)."""
+    def observe(self, unit: int, zz: np.ndarray, **facts) -> None:
+        """Keep one round's statistic of `unit` (a record: z z^T, summed over its items); it
+        enters the unit's stream at the next release.  `facts`: public facts about the
+        record, declared with it to an end-to-end audit (`mechanisms.tape.feeds`: the
+        audit flips rounds whose records are released)."""
+        if active() is not None:
+            feeds(self.streams[unit], unit=int(unit), party=int(self.party_of[unit]), **facts)
         i, buffer = self._pending_counts[unit], self._records[unit]
         if i == buffer.shape[0]:
             buffer = self._records[unit] = np.concatenate((buffer, np.empty_like(buffer)))
