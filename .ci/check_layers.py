@@ -40,7 +40,7 @@ SUBLAYERS = (
               "result", "schema")),
     ("data", ("data",)),
     ("envs", ("envs",)),
-    ("policies", ("policies", "private")),
+    ("policies", ("policies", "private", "splitmerge")),
     ("runtime", ("runtime", "registry")),
     ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
     ("application", ("", "studies", "cli", "audit_command", "endtoend", "canaries",

@@ -39,12 +39,13 @@ from privbandit.schema import defaults
 
 class RecordLevelGuarded(GuardedFederatedClub):
     """The guarded algorithm as it was before the billboard: every round acts on raw data
-    and every record enters its user's stream."""
+    and every record enters its user's stream, its features wrongly marked public (so
+    its Gram matrix is released unnoised: the audit finds it differs)."""
 
     def update(self, items, user, action, feedback, t):
         if not self._shared:  # a local round's record joins the stream (before its release)
-            z = np.append(items[action], min(max(float(feedback), 0.0), 1.0))
-            self.streams.observe(user, np.multiply.outer(z, z))
+            y = min(max(float(feedback), 0.0), 1.0)
+            self.streams.enter(user, (items[action], y), by="control: a raw-driven action")
         super().update(items, user, action, feedback, t)
 
 

@@ -12,7 +12,13 @@ from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .honaker import HonakerTree
 from .laplace import LaplaceMeans
 from .masks import OrthogonalMask, PartyMask, sum_masked
-from .noise_bounds import psd_shift, symmetric_noise_norm_bound, vector_noise_norm_bound
+from .noise_bounds import (
+    gaussian_matrix_norm_bound,
+    psd_shift,
+    symmetric_noise_norm_bound,
+    vector_noise_norm_bound,
+)
+from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .streaming import ContinualRelease
 from .tape import PublicValue
@@ -35,8 +41,10 @@ __all__ = [
     "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
     "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
-    "PartyKeys", "PartyMask", "PublicValue", "ReplayGuard", "Sampler", "Sealer",
+    "PartyKeys", "PartyMask", "PublicFeatures", "PublicValue", "ReplayGuard",
+    "RewardOnlyRelease", "RewardRelease", "Sampler", "Sealer",
     "SymmetricGaussianMatrix", "TreePrivatizer", "continual_release", "elicit_feedback",
     "new_session", "open_block", "open_message", "psd_shift", "seal_block", "seal_message",
     "split_groups", "sum_masked", "symmetric_noise_norm_bound", "vector_noise_norm_bound",
+    "gaussian_matrix_norm_bound",
 ]

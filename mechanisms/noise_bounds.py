@@ -56,6 +56,25 @@ def vector_noise_norm_bound(variance: float, dim: int, alpha: float) -> float:
     return math.sqrt(variance * (dim + 2.0 * math.sqrt(dim * x) + 2.0 * x))
 
 
+def gaussian_matrix_norm_bound(variance: float, rows: int, cols: int, alpha: float) -> float:
+    """A bound on ||H||_op holding w.p. >= 1 - alpha, H (rows x cols) with iid N(0, variance).
+
+    sqrt(variance) * (sqrt(rows) + sqrt(cols) + sqrt(2 ln(1/alpha))): E||H|| <=
+    sqrt(variance) (sqrt(rows) + sqrt(cols)) (Gordon's inequality, Vershynin,
+    High-Dimensional Probability, 2018, Thm 7.3.1) and ||H|| is
+    sqrt(variance)-Lipschitz in the standard normal draws (Gaussian
+    concentration, ibid. Thm 5.2.2).  It bounds ||H w|| <= ||H|| ||w|| for EVERY
+    weight vector w at once, e.g. the noise of any sum of a subset S of cols
+    independent noise vectors: ||H 1_S|| <= ||H|| sqrt(|S|), whatever chose S.
+    With unequal column variances v_j, apply it to H diag(v)^(-1/2) (variance 1)
+    and bound ||diag(v)^(1/2) 1_S|| = sqrt(sum_S v_j).
+    """
+    variance, rows, alpha = _check(variance, rows, alpha)
+    cols = check_count("cols", cols)
+    return math.sqrt(variance) * (math.sqrt(rows) + math.sqrt(cols)
+                                  + math.sqrt(2.0 * math.log(1.0 / alpha)))
+
+
 def symmetric_noise_norm_bound(variance: float, dim: int, alpha: float) -> float:
     """A bound on ||N||_op holding with probability >= 1 - alpha, N symmetric Gaussian noise.
 

@@ -221,6 +221,14 @@ class ContinualRelease(ABC):
         check_rng(rng)
         return self._step(*self._prepare_batch(batch), rng)
 
+    def _release_sum(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Advance by an increment whose sensitivity the CALLER bounded (no clipping here):
+        for mechanisms of this package that build the increment themselves from clipped
+        parts (`reward_only.RewardOnlyRelease`); never for user data.  The caller checks
+        the horizon (`_check_open`) and the generator first."""
+        x = np.asarray(total, dtype=np.float64).reshape(self._shape)
+        return self._step(x, 0, rng)
+
     def _check_open(self, caller: str) -> None:
         if self._steps >= self._horizon:
             raise HorizonExceededError(

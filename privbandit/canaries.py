@@ -220,7 +220,7 @@ def _score_view(view: _View, replay, m: int) -> np.ndarray:
     num, den = np.zeros(m), np.zeros(m)
     for releases in streams.values():
         mech = view.releases[releases[0]][0]
-        if isinstance(mech, PublicValue):  # unnoised: the white-box audit checks it is equal
+        if isinstance(mech, PublicValue):  # unnoised: equal with or without a canary
             continue
         weight = 1.0 / mech.sigma**2
         pieces = _pieces(mech, [view.releases[e][1] for e in releases])

@@ -12,6 +12,8 @@
   under edge deletions (CLUB-style cluster detection).
 - `cluster_error_rate`: the fraction of users whose detected cluster is not
   exactly their true cluster (seed 001, Experiments).
+- `cluster_mixing_rate`: the fraction of users outside the largest true
+  cluster of their detected cluster (how much merges mix true clusters).
 
 Shapes are in the docstrings; `...` is any batch shape.  Ties in scores are
 broken by the lowest index (`np.argmax`), so two implementations that compute
@@ -265,6 +267,28 @@ def cluster_error_rate(true_labels: np.ndarray, detected_labels: np.ndarray) -> 
     both = p_size[p_idx]
     correct = (both == t_size[t_idx]) & (both == g_size[g_idx])
     return float(1.0 - correct.mean())
+
+
+def cluster_mixing_rate(true_labels: np.ndarray, detected_labels: np.ndarray) -> float:
+    """Fraction of users outside the largest true cluster of their detected cluster.
+
+    One minus the purity of the detected partition: 0 when no detected cluster
+    mixes true clusters (however finely true clusters are split, which
+    `cluster_error_rate` counts as wrong), 0.5 when two equal true clusters are
+    merged into one; one stray user in a cluster of a hundred adds 1/n.  It says
+    how much of what clusters pool comes from users of another true cluster.
+    """
+    t = np.asarray(true_labels)
+    g = np.asarray(detected_labels)
+    if t.shape != g.shape or t.ndim != 1:
+        raise ShapeError(f"label arrays must be 1-D of equal length; got {t.shape} and {g.shape}")
+    if t.size == 0:
+        return 0.0
+    _, t_idx = np.unique(t, return_inverse=True)
+    _, g_idx = np.unique(g, return_inverse=True)
+    table = np.zeros((int(g_idx.max()) + 1, int(t_idx.max()) + 1), dtype=np.int64)
+    np.add.at(table, (g_idx, t_idx), 1)
+    return float(1.0 - table.max(axis=1).sum() / t.size)
 
 
 def oful_beta(

@@ -93,15 +93,18 @@ def radius_params(*, beta: float | str | None = "oful",
 
 
 def release_params(mechanism: str, schedule: str) -> tuple[Param, ...]:
-    """The keys of a continual release: mechanism, schedule and batch, with these defaults."""
-    from .private import MECHANISMS, SCHEDULES
+    """The keys of a continual release: mechanism, schedule, batch and growth, with these
+    defaults."""
+    from .private import GROWTH, MECHANISMS, SCHEDULES
 
     return (
         Param("mechanism", str, mechanism, "continual-release mechanism", choices=MECHANISMS),
         Param("schedule", str, schedule, "release schedule (data-independent)",
               choices=SCHEDULES),
-        Param("batch", int, None, "rounds per release (default: horizon // 32)",
-              range="[1, inf)"),
+        Param("batch", int, None, "rounds per release (default: horizon // 32; the first "
+              "release of 'geometric', default 1)", range="[1, inf)"),
+        Param("growth", float, GROWTH, "ratio of successive release rounds of 'geometric'",
+              range="(1, inf)"),
     )
 
 

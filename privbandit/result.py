@@ -1,7 +1,8 @@
 """`RunResult`: everything one run produces, JSON-serialisable.
 
 Per-round arrays (regret, reward) are float64 of length T.  The cluster-error
-curve, when clustering applies, is sampled at `cluster_error_rounds`.
+curve and the mixing curve, when clustering applies, are sampled at
+`cluster_error_rounds`.
 `to_dict(max_points=...)` keeps files small by storing cumulative curves at
 evenly spaced rounds instead of the per-round arrays.
 """
@@ -34,7 +35,10 @@ class RunResult:
     per-round pseudo-regret and realised reward; comm: `CommLog.summary()`;
     ledgers: `Ledger.summary()` of every protected unit; cluster_error and
     cluster_error_rounds: (C,) detection error (`kernels.cluster_error_rate`)
-    and the rounds it was measured at; privacy: the stated guarantee (a
+    and the rounds it was measured at; cluster_mixing: (C,) at the same rounds,
+    the share of users outside the largest true cluster of their detected
+    cluster (`kernels.cluster_mixing_rate`: how much merges mix true clusters;
+    None for worlds whose labels are not clusters); privacy: the stated guarantee (a
     `PrivacyStatement`: relation, epsilon, delta, accountant, sampler
     safety; stored in its stable JSON form); timings: seconds
     by phase; seed: the run's seed; environment: the environment's description;
@@ -58,6 +62,7 @@ class RunResult:
     environment: dict[str, Any] = field(default_factory=dict)
     comm_rounds: np.ndarray | None = None
     ledger_trace: dict[str, list[list[float]]] = field(default_factory=dict)
+    cluster_mixing: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.regret = _float_array("regret", self.regret)
@@ -83,6 +88,14 @@ class RunResult:
                 raise ShapeError(
                     "cluster_error_rounds must match cluster_error's shape "
                     f"{self.cluster_error.shape}; got {self.cluster_error_rounds.shape}"
+                )
+        if self.cluster_mixing is not None:
+            self.cluster_mixing = _float_array("cluster_mixing", self.cluster_mixing)
+            if self.cluster_error is None or self.cluster_mixing.shape != self.cluster_error.shape:
+                raise ShapeError(
+                    "cluster_mixing must come with cluster_error, of its shape "
+                    f"{None if self.cluster_error is None else self.cluster_error.shape}; got "
+                    f"{self.cluster_mixing.shape}"
                 )
 
     @property
@@ -139,6 +152,8 @@ class RunResult:
         if self.cluster_error is not None:
             out["cluster_error"] = self.cluster_error.tolist()
             out["cluster_error_rounds"] = self.cluster_error_rounds.tolist()
+        if self.cluster_mixing is not None:
+            out["cluster_mixing"] = self.cluster_mixing.tolist()
         return out
 
     @classmethod
@@ -157,6 +172,7 @@ class RunResult:
             ledgers=data.get("ledgers", []),
             cluster_error=data.get("cluster_error"),
             cluster_error_rounds=data.get("cluster_error_rounds"),
+            cluster_mixing=data.get("cluster_mixing"),
             comm_rounds=data.get("comm_rounds"),
             privacy=PrivacyStatement.from_dict(data["privacy"]) if "privacy" in data
             else NON_PRIVATE,

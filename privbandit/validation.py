@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from privbandit.accounting.validation import as_array
+from privbandit.accounting.validation import as_array, check_positive
 
 from .errors import NormBoundError, RewardError, ShapeError, config_error
 
@@ -170,3 +170,21 @@ def check_reward(reward: object) -> float:
     if not math.isfinite(r):
         raise RewardError(f"reward must be a finite real number; got {reward!r}")
     return r
+
+
+def check_probability(name: str, value: object) -> float:
+    """A probability in the open interval (0, 1)."""
+    x = check_positive(name, value)
+    if not x < 1.0:
+        raise config_error(name, value, "a probability in (0, 1)")
+    return x
+
+
+def checked_observation(items: object, checked: np.ndarray | None, dim: int,
+                        bound: float | None, action: object, feedback: object
+                        ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(items, the chosen item's features, the reward) of a round's feedback, the items
+    checked again unless they are the block `select` already checked (`checked`)."""
+    if items is not checked:
+        items = check_items(items, dim, bound)
+    return items, items[check_action(action, items.shape[0])], check_reward(feedback)

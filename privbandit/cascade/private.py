@@ -96,6 +96,7 @@ from ..comm import UPLOAD
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, sampler_name
 from ..private.plan import ReleasePlan
+from ..private.schedule import GROWTH
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
@@ -210,6 +211,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         mechanism: str = "tree",
         schedule: str = "every-round",
         batch: int | None = None,
+        growth: float = GROWTH,
         accountant: str = "exact-gaussian",
         sampler: Sampler | str | None = DEFAULT_SAMPLER,
         noise_level: float = 0.1,
@@ -220,7 +222,8 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
     ) -> None:
         super().__init__(dim, n_users, n_items, list_len, horizon, auxiliary="pt",
                          clustering=True, alpha_d=alpha_d, **kwargs)
-        plan = ReleasePlan(epsilon, delta, self.horizon, mechanism, schedule, batch, sampler)
+        plan = ReleasePlan(epsilon, delta, self.horizon, mechanism, schedule, batch, sampler,
+                           growth)
         plan.check_paper_calibration(calibration)
         self.plan = plan
         self.epsilon, self.delta, self.sampler = plan.epsilon, plan.delta, plan.sampler

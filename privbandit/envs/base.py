@@ -15,8 +15,10 @@ Round by round, for t = 0, 1, 2, ... in order:
 expected reward minus the action's), computed by the world from its hidden
 parameters.  `describe()` is a JSON description without hidden parameters.
 Optional, with defaults here: `true_clusters()` (hidden cluster labels, for
-evaluation only) and `detection_error(labels)` (how wrong an algorithm's
-detected clusters are; read by the run loop's checkpoints).
+evaluation only), `detection_error(labels)` (how wrong an algorithm's
+detected clusters are) and `detection_mixing(labels)` (the share of users
+outside the largest true cluster of their detected cluster); the run loop's
+checkpoints read both.
 
 Worlds without contexts (the multi-agent MAB, anonymous users) also answer
 for many rounds at once, `regret(actions)` and `expected_reward(actions)`
@@ -33,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import HorizonError, config_error
-from ..kernels import cluster_error_rate
+from ..kernels import cluster_error_rate, cluster_mixing_rate
 
 
 class Round(NamedTuple):
@@ -81,10 +83,18 @@ class Environment(ABC):
     def detection_error(self, labels: np.ndarray | None) -> float | None:
         """The fraction of users whose detected cluster is not exactly their true cluster
         (`kernels.cluster_error_rate`); None when either side has no clusters."""
+        return self._against_truth(labels, cluster_error_rate)
+
+    def detection_mixing(self, labels: np.ndarray | None) -> float | None:
+        """The fraction of users outside the largest true cluster of their detected cluster
+        (`kernels.cluster_mixing_rate`); None when either side has no clusters."""
+        return self._against_truth(labels, cluster_mixing_rate)
+
+    def _against_truth(self, labels: np.ndarray | None, measure: Any) -> float | None:
         truth = self.true_clusters()
         if truth is None or labels is None:
             return None
-        return cluster_error_rate(truth, labels)
+        return measure(truth, labels)
 
 
 class ContextFreeRounds:

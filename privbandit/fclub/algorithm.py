@@ -49,7 +49,7 @@ from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
 from ..private import NoiseAwareClustering, NoisyRidge, clique_labels
-from ..validation import check_action, check_dim, check_items, check_reward, check_user
+from ..validation import check_dim, check_items, check_user, checked_observation
 from .config import FclubConfig
 from .detection import (
     by_first_appearance,
@@ -99,7 +99,7 @@ class FederatedClub(Policy):
         d, n = config.dim, config.n_users
         self.server = config.servers()
         self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.graphs = [UserGraph.complete(u.size) for u in self.server_users]
+        self.graphs = self._user_graphs()
         self._comm = CommLog()
         radius = config.radius()
         if config.sync == "instant":
@@ -135,6 +135,10 @@ class FederatedClub(Policy):
         self._rng: np.random.Generator | None = None
         self._checked: np.ndarray | None = None
 
+    def _user_graphs(self) -> list[UserGraph]:
+        """Each server's user graph for local edge deletion (eq. 3): complete at the start."""
+        return [UserGraph.complete(u.size) for u in self.server_users]
+
     @staticmethod
     def _noise_aware_tests(config: FclubConfig, plan: CdpPlan | None
                            ) -> NoiseAwareClustering | None:
@@ -162,11 +166,9 @@ class FederatedClub(Policy):
         if self._rng is None:
             raise config_error("update", "called before select", "select(...) first in a round")
         user = check_user(user, self.config.n_users)
-        if items is not self._checked:
-            items = check_items(items, self.config.dim, self.config.item_bound)
+        items, x, y = checked_observation(items, self._checked, self.config.dim,
+                                          self.config.item_bound, action, feedback)
         self._checked = None
-        x = items[check_action(action, items.shape[0])]
-        y = check_reward(feedback)
         if self.plan is not None:
             y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
         z = self._next_row(user) if self.config.detect else np.empty(self.config.dim + 1)

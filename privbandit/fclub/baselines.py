@@ -1,9 +1,12 @@
-"""The seed's baselines and a by-name factory of every FCLUB-family algorithm.
+"""The seed's baselines, the oracle ceiling, and a by-name factory of the FCLUB family.
 
 Seed 000, Section 5: CLUB and SCLUB run separately on each local server (no
 communication), LinUCB per user, and Homo / Homo-DC (FCLUB / FCLUB-DC with
 every user in one cluster).  `make_policy(name, ...)` builds any of them, and
 FCLUB, FCLUB-DC and CDP-FCLUB-DC, from plain keyword settings.
+`ClusterOracle` is not an algorithm anyone can deploy: it is told the world's
+hidden clusters and pools each true cluster's users across all servers, the
+upper bound of what federated clustering can gain.
 """
 from __future__ import annotations
 
@@ -17,13 +20,15 @@ from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..policies.linear import LinUCB
 from ..policies.sclub import SCLUB
+from ..splitmerge import SplitMergeClustering
 from ..validation import check_user
 from .algorithm import FederatedClub
 from .config import FclubConfig, server_of_users
 from .privacy import CdpPlan
+from .sets import SetFederatedClub
 
 ALGORITHMS = ("fclub", "fclub-dc", "cdp-fclub-dc", "club-per-server", "sclub-per-server",
-              "linucb-per-user", "homo", "homo-dc")
+              "linucb-per-user", "homo", "homo-dc", "fclub-dc-sets")
 # FclubConfig fields a name fixes (the rest come from keyword settings)
 _FEDERATED = {
     "fclub": {"sync": "instant", "detect": True},
@@ -35,8 +40,10 @@ _FEDERATED = {
 _CONFIG_KEYS = {"alpha", "alpha2", "upload_threshold", "download_threshold", "lam",
                 "beta_scale", "noise_scale", "confidence", "theta_bound", "item_bound"}
 _PLAN_KEYS = ("act_on", "calibration", "detection_share", "detection", "failure", "sampler",
-              "mechanism", "schedule", "batch")
+              "mechanism", "schedule", "batch", "growth")
 _RADIUS_KEYS = ("beta_scale", "noise_scale", "lam", "theta_bound", "item_bound")
+# SplitMergeClustering fields "fclub-dc-sets" takes (it shares lam, noise_scale, theta_bound)
+SET_KEYS = ("merge_level", "split_level", "unit_evidence", "block_evidence", "simulations")
 
 
 class PerServer(Policy):
@@ -102,8 +109,70 @@ class PerServer(Policy):
                 and bool(np.all(sizes == sizes[0])))
 
 
+class ClusterOracle(Policy):
+    """ORACLE -- reads the world's hidden clusters: LinUCB pooled per TRUE cluster.
+
+    clusters: (n_users,) the world's true cluster of each user
+    (`Environment.true_clusters()`, hidden from every real algorithm); radius
+    keywords as `LinUCB`.  One LinUCB (OFUL) model per true cluster, fed by
+    every user of that cluster on every server, from the first round: what a
+    federation with perfect, instant cluster detection and free sharing would
+    play, so its regret is the ceiling of any federation's gain (a run of it
+    reports cluster error and mixing 0).  Its `params()` say "oracle": True.
+
+    Privacy guarantee: none, and not an algorithm: it reads hidden structure.
+    """
+
+    name = "oracle-clusters"
+
+    def __init__(self, dim: int, clusters: np.ndarray, **radius: Any) -> None:
+        labels = np.asarray(clusters)
+        if labels.ndim != 1 or labels.size == 0:
+            raise config_error("clusters", labels.shape, "a non-empty 1-D array of the true "
+                               "cluster of each user")
+        self._truth = labels.copy()
+        _, self.cluster_of = np.unique(labels, return_inverse=True)
+        self.n_users = int(labels.size)
+        self.model = LinUCB(dim, int(self.cluster_of.max()) + 1, **radius)
+
+    def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
+        return self.model.select(items, int(self.cluster_of[check_user(user, self.n_users)]),
+                                 t, rng)
+
+    def update(self, items: np.ndarray, user: int, action: Any, feedback: Any, t: int) -> None:
+        self.model.update(items, int(self.cluster_of[check_user(user, self.n_users)]), action,
+                          feedback, t)
+
+    def cluster_labels(self) -> np.ndarray:
+        return self._truth.copy()
+
+    def params(self) -> dict[str, Any]:
+        return {**self.model.params(), "n_users": self.n_users,
+                "n_clusters": int(self.model.n_users), "oracle": True}
+
+    @property
+    def lockstep_ready(self) -> bool:
+        """No batched twin: its seeds run one by one."""
+        return False
+
+
 def _split(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: settings.pop(k) for k in keys if k in settings}
+
+
+def _set_federation(dim: int, n_users: int, n_servers: int,
+                    settings: dict[str, Any]) -> Policy:
+    """`SetFederatedClub` from plain settings (see `make_policy`)."""
+    growth = settings.pop("phase_growth", 1.15)
+    sets = _split(settings, SET_KEYS)
+    unknown = sorted(set(settings) - (_CONFIG_KEYS - {"alpha", "alpha2"}))
+    if unknown:
+        raise config_error("settings", unknown, "FclubConfig fields but alpha and alpha2, "
+                           f"phase_growth and {list(SET_KEYS)} for fclub-dc-sets")
+    config = FclubConfig(dim, n_users, n_servers, sync="delayed", detect=True, **settings)
+    detection = SplitMergeClustering(dim, lam=config.lam, noise_scale=config.noise_scale,
+                                     theta_bound=config.theta_bound, **sets)
+    return SetFederatedClub(config, detection, phase_growth=growth)
 
 
 def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
@@ -113,13 +182,17 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
     """The algorithm `name` (one of ALGORITHMS) with keyword settings.
 
     Federated names take `FclubConfig` fields (alpha, alpha2, upload_threshold,
-    download_threshold, lam, beta_scale, ...); "cdp-fclub-dc" also needs
+    download_threshold, lam, beta_scale, ...); "fclub-dc-sets" takes the same
+    but alpha and alpha2, plus the `SplitMergeClustering` fields (SET_KEYS) and
+    phase_growth; "cdp-fclub-dc" also needs
     horizon, epsilon, delta and takes the `CdpPlan` keys (calibration,
     detection_share, detection, failure, sampler, mechanism, schedule,
     batch).  Baselines take the radius keys and alpha (CLUB, SCLUB).  Unknown keys
     raise ConfigError.
     """
     settings = dict(settings)
+    if name == "fclub-dc-sets":
+        return _set_federation(dim, n_users, n_servers, settings)
     if name in _FEDERATED:
         plan_settings = _split(settings, _PLAN_KEYS)
         unknown = sorted(set(settings) - _CONFIG_KEYS)

@@ -4,10 +4,12 @@ going alone.
 Each local server (a party) keeps its users' raw data, which needs no
 privacy from itself.  A public coin (`private.Billboard`) puts a share
 `rate` of rounds on the shared track: there the billboard chooses the item
-from released data only (the user's released cluster's noisy prefixes, with
-the radius that counts the noise) and the record enters the user's
-continual-release stream (`private.PartyStreams`, mechanism by name),
-released on a data-independent schedule (`private.ReleaseSchedule`).  The
+from released data only (the user's released cluster's exact Gram prefixes
+and noisy reward moments, with the width that counts the noise) and the
+record enters the user's reward-only stream (`private.RewardStreams`,
+mechanism by name: the features of a billboard's record are public, so only
+sum y x is noised), released on a data-independent schedule
+(`private.ReleaseSchedule`).  The
 other rounds are local: the server acts on everything it holds, as below,
 and their records are never released.  The
 global server clusters users from the noisy prefixes with tests that count
@@ -17,9 +19,10 @@ servers.  A server then serves user u from two models:
 
 - own: CLUB's cluster model of u, confidence level (1 - share) alpha;
 - federated: the raw data of u's cluster mates on u's server (u included,
-  always current) plus the mates' noisy prefixes from other servers, with the
-  radius of `private.NoisyRidge` (the known noise variance of those prefixes;
-  confidence share alpha), when u's cluster has mates on other servers;
+  always current) plus the mates' released prefixes from other servers
+  (exact Gram, noisy moments), with the width of `private.RewardNoiseRidge`
+  (a bound on the moments' noise uniform over every set of units; confidence
+  share alpha), when u's cluster has mates on other servers;
 
 and on a local round recommends the item with the highest min(UCB_own,
 UCB_fed): both are upper confidence bounds for u's reward, so their minimum
@@ -44,11 +47,13 @@ record's action is chosen by the billboard from the public coin, the
 round's items and earlier releases, so in neighbouring environments, along
 any sequence of released outputs, the released records are the same except
 the flipped round's, if it is shared (its reward alone differs); local
-rounds never reach a stream.  Sensitivity: ||x|| <= item_bound B, y clipped
-to [0, 1], so ||z z^T||_F <= c = B^2 + 1 and two records differ by at most
-sqrt(2) c in Frobenius norm, c once whitened (symmetric noise); each record
-enters one increment of its user's stream.  Measure: (epsilon, delta)-DP by
-the streams' Gaussian event (`PartyStreams`, one ledger per server);
+rounds never reach a stream.  The released records' features are therefore
+the same in both neighbours (their Gram prefixes are released exactly, as
+`tape.PublicValue`s the end-to-end audit compares).  Sensitivity: ||x|| <=
+item_bound B, y clipped to [0, 1], so the flipped record moves its user's
+sum y x by at most B; each record enters one step of its user's stream.
+Measure: (epsilon, delta)-DP by the streams' Gaussian event (`RewardStreams`,
+one ledger per server);
 clustering, downloads and every other server's actions are post-processing
 of the releases, whose times are public.  Audited end to end
 (`privbandit.endtoend`).  Source: seed 000 (FCLUB setting, CLUB baseline);
@@ -65,7 +70,7 @@ from privbandit.accounting.statement import Relation
 
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
-from ..kernels import sherman_morrison, ucb_scores
+from ..kernels import sherman_morrison
 from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..private import (
@@ -73,8 +78,9 @@ from ..private import (
     GuardedReports,
     GuardPlan,
     NoiseAwareClustering,
-    NoisyRidge,
-    PartyStreams,
+    RewardNoiseRidge,
+    RewardStreams,
+    exact_gram_scores,
     pooled_bias,
 )
 from ..validation import check_action, check_items, check_reward, check_user
@@ -117,11 +123,11 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._rounds = np.zeros(config.n_servers, dtype=np.int64)
         self.schedule = plan.release_schedule()
         parties = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.streams = PartyStreams(parties, d, plan, record_bound=config.item_bound**2 + 1.0)
-        # each noise bound is used once per unit and release, for clustering and models
-        failure = confidence * plan.share / (2.0 * n * max(self.schedule.releases, 1))
-        self.ridge = NoisyRidge(d, config.lam, radius.noise_scale, config.theta_bound,
-                                confidence * plan.share / 2.0, failure)
+        # the noise bounds of the released models share half the federated model's failure
+        self.streams = RewardStreams(parties, d, plan, feature_bound=config.item_bound,
+                                     failure=confidence * plan.share / 2.0)
+        self.ridge = RewardNoiseRidge(d, config.lam, radius.noise_scale, config.theta_bound,
+                                      confidence * plan.share / 2.0)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
         self.billboard = Billboard(self.streams, self.ridge, plan.rate, plan.merged_rate,
@@ -137,8 +143,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self.b = np.zeros((n, d))
         self.theta = np.zeros((n, d))
         self.beta = np.zeros(n)
+        self.noise = np.zeros(n)  # the bound on the federated moments' noise norm
         self._comm = CommLog()
-        self._msg = (d + 1) * (d + 1) * 8
+        self._msg = (d * d + 2 * d + 1) * 8  # a user's release: Gram, moments, feature sum
         self._checked: np.ndarray | None = None
 
     # -- the round -----------------------------------------------------------------------
@@ -154,7 +161,8 @@ class GuardedFederatedClub(GuardedReports, Policy):
         s = self.server[user]
         own = self.own.policies[s].scores(items, int(self.own.local[user]))
         if self.active[user]:
-            fed = ucb_scores(self.theta[user], self.inv[user], items, self.beta[user])
+            fed = exact_gram_scores(self.theta[user], self.inv[user], items, self.beta[user],
+                                    self.noise[user])
             fed += pooled_bias(items, self.plan.resolution)
             np.minimum(own, fed, out=own)
         return int(np.argmax(own))
@@ -172,10 +180,9 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self._rounds[s] += 1
         x = items[action]
         z = np.append(x, y)
-        zz = np.multiply.outer(z, z)
-        self._raw[user] += zz
+        self._raw[user] += np.multiply.outer(z, z)
         if self._shared:  # only a round whose action the billboard chose is released
-            self.billboard.record(t, user, action, zz)
+            self.billboard.record(t, user, action, (x, y))
             self._shared = False
         # the user's raw record joins the federated models of its mates on its server
         mates = self._mates[user]
@@ -190,14 +197,14 @@ class GuardedFederatedClub(GuardedReports, Policy):
 
     # -- releases, clustering and downloads ----------------------------------------------
     def _release(self, t: int, rng: np.random.Generator) -> None:
-        sent = self.streams.release(rng)
+        self.streams.release(rng)  # every user's stream steps
         self.billboard.released_changed()
-        uploads = np.bincount(self.server[sent], minlength=self.config.n_servers)
+        uploads = np.bincount(self.server, minlength=self.config.n_servers)
         for s in np.flatnonzero(uploads):
             self._comm.record(UPLOAD, int(uploads[s]), int(uploads[s]) * self._msg, round=t,
                               sender=party("server", int(s)))
         st = self.streams
-        self.labels = self.clustering.labels(st.released, st.variance, st.counts)
+        self.labels = self.clustering.labels(st.released, st.variances, st.counts)
         self._rebuild()
         # the server sends mates' prefixes by released clusters alone (what a server then
         # builds from them with its raw data is its own affair)
@@ -208,18 +215,20 @@ class GuardedFederatedClub(GuardedReports, Policy):
 
     def _rebuild(self) -> None:
         """Every user's federated model from its cluster: own-server raw + others' releases."""
-        st = self.streams
+        st, d = self.streams, self.config.dim
         for u in range(self.config.n_users):
             members = np.flatnonzero(self.labels == self.labels[u])
-            others = members[self.server[members] != self.server[u]]
-            mine = members[self.server[members] == self.server[u]]
-            model = None if others.size == 0 else self.ridge.model(
-                st.released[others].sum(axis=0) + self._raw[mine].sum(axis=0),
-                float(st.variance[others].sum()))
-            self.active[u] = model is not None
-            if model is not None:
-                self.inv[u], self.b[u], self.theta[u] = model.inverse, model.moment, model.theta
-                self.beta[u] = self.config.beta_scale * model.beta
+            others = members[(self.server[members] != self.server[u]) & (st.counts[members] > 0)]
+            mine = self._raw[members[self.server[members] == self.server[u]]].sum(axis=0)
+            self.active[u] = others.size > 0
+            if not self.active[u]:
+                continue
+            model = self.ridge.model(st.gram[others].sum(axis=0) + mine[:d, :d],
+                                     st.moments[others].sum(axis=0) + mine[:d, d],
+                                     st.noise_bound(others.size, st.failure))
+            self.inv[u], self.b[u], self.theta[u] = model.inverse, model.moment, model.theta
+            self.beta[u] = self.config.beta_scale * model.beta
+            self.noise[u] = model.noise_bound
         # who shares a user's records until the next release: active cluster mates on its server
         self._mates = [np.flatnonzero((self.server == self.server[u])
                                       & (self.labels == self.labels[u]) & self.active)

@@ -73,7 +73,7 @@ from privbandit.mechanisms.streaming import ContinualRelease
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, sampler_name
 from ..private.plan import ReleasePlan
-from ..private.schedule import ReleaseSchedule
+from ..private.schedule import GROWTH, ReleaseSchedule
 from ..validation import check_dim
 
 CALIBRATIONS = ("tight", "paper")
@@ -196,6 +196,7 @@ class CdpPlan:
     schedule: str = "every-round"
     batch: int | None = None
     act_on: str = "released"
+    growth: float = GROWTH
     release: ReleasePlan = field(init=False, repr=False)
     releases: ReleaseSchedule = field(init=False)
     nodes: int = field(init=False)
@@ -210,10 +211,10 @@ class CdpPlan:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         shared = ReleasePlan(self.epsilon, self.delta, self.horizon, self.mechanism,
-                             self.schedule, self.batch, self.sampler)
+                             self.schedule, self.batch, self.sampler, self.growth)
         shared.check_paper_calibration(self.calibration)
         set_(self, "release", shared)
-        for name in ("epsilon", "delta", "horizon", "sampler", "batch", "releases"):
+        for name in ("epsilon", "delta", "horizon", "sampler", "batch", "growth", "releases"):
             set_(self, name, getattr(shared, name))
         set_(self, "dim", check_dim("dim", self.dim))
         set_(self, "n_users", check_dim("n_users", self.n_users))

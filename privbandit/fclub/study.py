@@ -7,11 +7,16 @@ sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
 versions registered by `privbandit.centralized`), "linucb-per-user",
-"homo", "homo-dc".  An entry builds its world from the study's `environment`
-table (`envs.factory.make_environment`: seed 000's synthetic setting unless
-told otherwise; `servers` is L) and its policy (`build_run`); the runner plays it,
-the seeds of one configuration in lockstep where the policy's batched twin
-(`fclub.lockstep`) plays it.  Each entry
+"homo", "homo-dc", "fclub-dc-sets" (FCLUB-DC's sharing with split/merge
+detection over sets, `fclub.sets`: the federation recommended at population
+scale), and "oracle-clusters" (NOT an algorithm: LinUCB pooled per true
+cluster across all servers, told the world's hidden clusters -- the ceiling
+of any federation's gain, so studies can show it beside the real ones; its
+description and its params' "oracle" flag say so).  An entry builds its
+world from the study's `environment` table (`envs.factory.make_environment`:
+seed 000's synthetic setting unless told otherwise; `servers` is L) and its
+policy (`build_run`); the runner plays it, the seeds of one configuration in
+lockstep where the policy's batched twin (`fclub.lockstep`) plays it.  Each entry
 declares its parameters (`FEDERATED`, `PRIVATE`, the baselines' radius keys).
 
 Pairing: the runner splits the run's SeedSequence the same way for every
@@ -29,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..envs.factory import ENVIRONMENT, keys_read, world_from
+from ..errors import config_error
 from ..registry import (
     AlgorithmEntry,
     guard_params,
@@ -39,10 +45,11 @@ from ..registry import (
 )
 from ..runtime import Setup
 from ..schema import Param
-from .baselines import make_policy
+from .baselines import ClusterOracle, make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
+from .released import ReleasedFederatedClub, ReleasedPlan
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -54,6 +61,21 @@ FEDERATED = (
           range="(1, inf)"),
     *radius_params(beta=None),
 )
+# "fclub-dc-sets": FCLUB-DC's triggers and radius, the split/merge tests, the phase schedule
+SETS = (
+    *FEDERATED[2:],
+    Param("merge_level", float, 0.99, "level of the merge test (pooled Hotelling T^2)",
+          range="(0, 1)"),
+    Param("split_level", float, 0.99, "level of the split test (bootstrapped best cut)",
+          range="(0, 1)"),
+    Param("unit_evidence", float, 6.907755278982137, "log-likelihood ratio a user needs to "
+          "change cluster alone (ln 1000)", range="[0, inf)"),
+    Param("block_evidence", float, 1.0, "log-likelihood ratio a server's users of one "
+          "cluster need to change cluster together", range="[0, inf)"),
+    Param("simulations", int, 24, "bootstrap data sets of the split test", range="[0, inf)"),
+    Param("phase_growth", float, 1.15, "phase t+1 starts when the rounds grow by this factor "
+          "(2: the paper's 2^s - 2)", range="(1, inf)"),
+)
 PLAN = (
     Param("detection_share", float, 0.5, "share of the budget spent on cluster detection",
           range="(0, 1)"),
@@ -61,10 +83,13 @@ PLAN = (
           "tests, or raw (then NOT CDP)",
           choices=DETECTIONS),
     Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
-    *release_params("tree", "every-round"),  # each local cluster's stream (the paper's)
-    Param("act_on", str, "released", "what a local cluster recommends from: its synchronized "
-          "noisy statistics (private when actions adapt) or also its raw buffer (the paper's; "
-          "private over realised sequences only)", choices=("released", "raw")),
+    *release_params("mf", "geometric"),  # each user's stream ('paper': tree, every-round)
+    Param("act_on", str, "released", "what a local cluster recommends from: released "
+          "statistics only (reward-only releases with public Gram matrices; private when "
+          "actions adapt) or also its raw buffer (the paper's full-statistic noise; private "
+          "over realised sequences only)", choices=("released", "raw")),
+    Param("resolution", float, 0.2, "resolution of the merge tests (act_on 'released')",
+          range="(0, inf)"),
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
@@ -76,7 +101,7 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
-           "linucb-per-user": _RADIUS}
+           "linucb-per-user": _RADIUS, "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
@@ -87,15 +112,16 @@ def _reads(settings: dict[str, Any]) -> frozenset[str]:
     return keys_read(settings) | {"servers"}
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 # (and its raw buffers between uploads: a guarantee over realised sequences only)
-PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw"}}
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw",
+                    "mechanism": "tree", "schedule": "every-round"}}
 # the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
 PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
-    "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000): FCLUB-DC with tree-noised uploads, "
-                    "(epsilon, delta, L, m)-CDP and (epsilon, delta)-DP for one user-round's "
-                    "reward, actions adapting (interactive)",
+    "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000) acting on released statistics: reward-only "
+                    "releases, exact public Gram (interactive DP); preset 'paper': "
+                    "tree-noised full statistics, CDP over realised sequences only",
     "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
                      "continual releases of other servers' users; (epsilon, delta)-DP for "
                      "one user-round's reward seen from outside its server (interactive; "
@@ -105,6 +131,10 @@ _DESCRIPTIONS = {
     "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
+    "fclub-dc-sets": "FCLUB-DC with split/merge detection over sets (pooled tests, no "
+                     "single-link merges): the federation for many users and servers",
+    "oracle-clusters": "ORACLE, reads the world's hidden clusters (not deployable): LinUCB "
+                       "pooled per true cluster across all servers, the ceiling of federation",
 }
 
 
@@ -124,6 +154,16 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
+    if name == "oracle-clusters":  # told the hidden clusters: a ceiling, not an algorithm
+        truth = env.true_clusters()
+        if truth is None:
+            raise config_error("environment.setting", table.get("setting"),
+                               "a world with hidden clusters for the oracle")
+        return Setup(ClusterOracle(env.dim, truth, **settings), env, horizon, algorithm=name)
+    if name == "cdp-fclub-dc" and settings["act_on"] == "released":
+        return Setup(_released(settings, env, servers, horizon, epsilon, delta), env, horizon,
+                     algorithm=name)
+    settings.pop("resolution", None)
     if name == "cdp-fclub-dc+":
         plan = GuardPlan(epsilon, delta, horizon,
                          **{k: settings.pop(k) for k in _GUARD_KEYS if k in settings})
@@ -134,10 +174,31 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     return Setup(policy, env, horizon, algorithm=name)
 
 
+def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
+              epsilon: float, delta: float) -> ReleasedFederatedClub:
+    """CDP-FCLUB-DC acting on released statistics (`fclub.released`): its plan from the
+    release keys, the rest into the `FclubConfig`; the paper-path keys must keep their
+    defaults or say what they would change."""
+    settings = dict(settings)
+    if settings.pop("calibration") != "tight":
+        raise config_error("calibration", "paper", "'tight' with act_on = 'released' (the "
+                           "paper's formula is for its full-statistic tree: preset 'paper')")
+    if settings.pop("detection") == "raw":
+        raise config_error("detection", "raw", "'private' or 'noise-aware' with act_on = "
+                           "'released' (it detects from released statistics only)")
+    settings.pop("detection_share")
+    settings.pop("act_on")
+    plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
+        "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution")})
+    world = settings.pop("world_clusters", None)
+    config = FclubConfig(env.dim, env.n_users, servers, **settings)
+    return ReleasedFederatedClub(config, plan, world_clusters=world)
+
+
 def _presets(name: str) -> dict[str, dict[str, Any]]:
     if name == "cdp-fclub-dc":
         return PRESETS
-    return PUBLIC_CODE if name in ("fclub", "fclub-dc") else {}
+    return PUBLIC_CODE if name in ("fclub", "fclub-dc", "fclub-dc-sets") else {}
 
 
 def _entries() -> list[AlgorithmEntry]:

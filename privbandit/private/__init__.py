@@ -17,18 +17,23 @@
 from .billboard import Billboard, BillboardError
 from .clustering import NoiseAwareClustering, clique_labels
 from .estimates import (
+    ExactGramModel,
     NoisyRidge,
+    RewardNoiseRidge,
     RidgeModel,
     applied_noise_bound,
+    exact_gram_scores,
     matrix_noise_bound,
     pooled_bias,
+    sum_noise_bound,
 )
 from .plan import LAPLACE, MECHANISMS, GuardPlan, ReleasePlan
 from .reports import GuardedReports
-from .schedule import SCHEDULES, ReleaseSchedule, release_schedule
-from .streams import PartyStreams
+from .schedule import GROWTH, SCHEDULES, ReleaseSchedule, release_schedule
+from .streams import PartyStreams, RewardStreams
 
-__all__ = ["LAPLACE", "MECHANISMS", "SCHEDULES", "Billboard", "BillboardError", "GuardPlan",
-           "GuardedReports", "NoiseAwareClustering", "NoisyRidge", "PartyStreams",
-           "ReleasePlan", "ReleaseSchedule", "RidgeModel", "applied_noise_bound", "clique_labels",
-           "matrix_noise_bound", "pooled_bias", "release_schedule"]
+__all__ = ["GROWTH", "LAPLACE", "MECHANISMS", "SCHEDULES", "Billboard", "BillboardError",
+           "ExactGramModel", "GuardPlan", "GuardedReports", "NoiseAwareClustering", "NoisyRidge",
+           "PartyStreams", "ReleasePlan", "ReleaseSchedule", "RewardNoiseRidge", "RewardStreams",
+           "RidgeModel", "applied_noise_bound", "clique_labels", "exact_gram_scores",
+           "matrix_noise_bound", "pooled_bias", "release_schedule", "sum_noise_bound"]

@@ -35,8 +35,8 @@ import numpy as np
 
 from ..errors import BanditError, config_error
 from ..kernels import ucb_scores
-from .estimates import NoisyRidge
-from .streams import PartyStreams
+from .estimates import NoisyRidge, RewardNoiseRidge
+from .streams import PartyStreams, RewardStreams
 
 _BLOCK = 4096  # coins drawn per block
 
@@ -46,9 +46,11 @@ class BillboardError(BanditError):
 
 
 class Billboard:
-    """Public-coin tracks over a party's `PartyStreams` (see the module docstring).
+    """Public-coin tracks over a party's streams (see the module docstring).
 
-    streams: the units' streams; ridge: the released-model arithmetic; rate:
+    streams: the units' streams (`PartyStreams`, full statistics, with a
+    `NoisyRidge`; or `RewardStreams`, reward-only with public Gram matrices,
+    with a `RewardNoiseRidge`); ridge: the released-model arithmetic; rate:
     the share of rounds shared (exploration that feeds the released models),
     in (0, 1]; merged_rate: the share for a unit whose released cluster spans
     other parties (federation has something to pool; the larger of it and
@@ -60,7 +62,8 @@ class Billboard:
     counts of shared rounds (public: coins and arrivals).
     """
 
-    def __init__(self, streams: PartyStreams, ridge: NoisyRidge, rate: float,
+    def __init__(self, streams: PartyStreams | RewardStreams, ridge: NoisyRidge | RewardNoiseRidge,
+                 rate: float,
                  merged_rate: float | None = None, beta_scale: float = 1.0,
                  cap: int | None = None) -> None:
         if not (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0):
@@ -75,7 +78,7 @@ class Billboard:
         self.cap = cap
         self._coins: np.ndarray | None = None
         self._coin_rng: np.random.Generator | None = None
-        self._models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float] | None] = {}
+        self._models: dict[tuple[int, ...], Any] = {}
         self._ticket: tuple | None = None
         self._ticket_merged = False
         self.shared_rounds = 0
@@ -96,15 +99,11 @@ class Billboard:
         """Forget the released models (call after every release)."""
         self._models.clear()
 
-    def _model(self, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    def _model(self, group: np.ndarray) -> Any:
         key = tuple(int(u) for u in group)
         if key not in self._models:
-            st = self.streams
-            members = group[st.counts[group] > 0]
-            model = None if members.size == 0 else self.ridge.model(
-                st.released[members].sum(axis=0), float(st.variance[members].sum()))
-            self._models[key] = None if model is None or not math.isfinite(model.beta) else (
-                model.inverse, model.theta, self.beta_scale * model.beta)
+            model = self.streams.group_model(group, self.ridge)
+            self._models[key] = None if model is None or not math.isfinite(model.beta) else model
         return self._models[key]
 
     def decide(self, t: int, unit: int, items: np.ndarray, group: np.ndarray,
@@ -122,27 +121,29 @@ class Billboard:
         if self.coin(t, rng) >= (self.merged_rate if merged else self.rate):
             return None
         model = self._model(np.asarray(group, dtype=np.intp))
-        if model is None:
+        if model is None:  # the widest items under the prior
             d = items.shape[1]
-            inv, theta, beta = np.eye(d) / self.ridge.lam, np.zeros(d), 1.0
+            upper = ucb_scores(np.zeros(d), np.eye(d) / self.ridge.lam, items, 1.0)
         else:
-            inv, theta, beta = model
-        upper = ucb_scores(theta, inv, items, beta)
+            upper = model.scores(items, self.beta_scale)
         action = int(np.argmax(upper)) if rank is None else rank(upper)
         self._ticket = (t, int(unit), _key(action))
         self._ticket_merged = bool(merged)
         self.shared_rounds += 1
         return action
 
-    def record(self, t: int, unit: int, action: Any, statistic: np.ndarray) -> None:
-        """Enter a shared round's record (the statistic z z^T its feedback gives) in `unit`'s
-        stream; refused unless the billboard chose `action` for `unit` at round t."""
+    def record(self, t: int, unit: int, action: Any, record: Any) -> None:
+        """Enter a shared round's record in `unit`'s stream: for `PartyStreams` the statistic
+        z z^T its feedback gives, for `RewardStreams` the pair (x, y) of the chosen item's
+        features (marked public here: the billboard chose the action) and its reward.
+        Refused unless the billboard chose `action` for `unit` at round t."""
         if self._ticket != (t, int(unit), _key(action)):
             raise BillboardError(
                 f"record of unit {unit} at round {t}, action {action}: only the action the "
                 f"billboard chose for a shared round may be released (it chose {self._ticket})")
         self._ticket = None
-        self.streams.observe(int(unit), statistic, merged=self._ticket_merged)
+        self.streams.enter(int(unit), record, by=f"billboard: shared round {t} of unit {unit}",
+                           merged=self._ticket_merged)
 
 
 def _key(action: Any) -> Any:

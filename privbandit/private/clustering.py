@@ -39,15 +39,8 @@ from scipy.stats import chi2, ncx2
 from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.tape import PublicValue
 
-from ..errors import config_error
+from ..validation import check_probability
 from .estimates import NoisyRidge
-
-
-def _probability(name: str, value: object) -> float:
-    x = check_positive(name, value)
-    if not x < 1.0:
-        raise config_error(name, value, "a probability in (0, 1)")
-    return x
 
 
 @dataclass(frozen=True)
@@ -64,8 +57,8 @@ class NoiseAwareClustering:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resolution", check_positive("resolution", self.resolution))
-        level = _probability("level", self.level)
-        miss = _probability("miss", self.miss)
+        level = check_probability("level", self.level)
+        miss = check_probability("miss", self.miss)
         d = self.ridge.dim
         q = float(chi2.ppf(level, d))
         object.__setattr__(self, "threshold", q)

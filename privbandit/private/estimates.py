@@ -44,7 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privbandit.mechanisms.noise_bounds import symmetric_noise_norm_bound
+from privbandit.mechanisms.noise_bounds import (
+    gaussian_matrix_norm_bound,
+    symmetric_noise_norm_bound,
+    vector_noise_norm_bound,
+)
+
+from ..kernels import ucb_scores
 
 
 def matrix_noise_bound(variance: float, dim: int, failure: float) -> float:
@@ -77,6 +83,10 @@ class RidgeModel:
     theta: np.ndarray
     moment: np.ndarray
     beta: float
+
+    def scores(self, items: np.ndarray, beta_scale: float = 1.0) -> np.ndarray:
+        """Upper confidence bounds x . theta + beta_scale beta ||x||_(M^-1) of (K, d) items."""
+        return ucb_scores(self.theta, self.inverse, items, beta_scale * self.beta)
 
 
 @dataclass(frozen=True)
@@ -145,3 +155,133 @@ class NoisyRidge:
         if shift > 0.0:
             spread += ((self.lam + shift) * self.theta_bound) ** 2
         return self.noise_scale**2 * inverse + spread * (inverse @ inverse)
+
+
+def sum_noise_bound(variance: float, dim: int, members: int, units: int,
+                    failure: float) -> float:
+    """A bound on ||h_S|| = ||sum over a set S of `members` of `units` noise vectors||,
+    each with `dim` independent N(0, variance) entries, holding for EVERY S at once with
+    probability >= 1 - failure (so S may be chosen from the noisy data itself).
+
+    The smaller of two bounds, each given failure / 2: the operator norm of the
+    dim x units matrix of all the noise vectors times sqrt(|S|)
+    (`mechanisms.gaussian_matrix_norm_bound`: ||H 1_S|| <= ||H|| sqrt(|S|)), and the
+    triangle inequality over S with a union bound over the units
+    (|S| `mechanisms.vector_noise_norm_bound`).  0 without noise or members.
+    """
+    if variance <= 0.0 or members <= 0:
+        return 0.0
+    half = failure / 2.0
+    spectral = gaussian_matrix_norm_bound(variance, dim, units, half) * math.sqrt(members)
+    triangle = members * vector_noise_norm_bound(variance, dim, half / units)
+    return min(spectral, triangle)
+
+
+@dataclass(frozen=True)
+class ExactGramModel:
+    """A ridge model whose Gram matrix is exact and whose moments carry noise.
+
+    matrix M = Gram + lam I, inverse M^-1, theta = M^-1 b (b the noisy moments),
+    beta the martingale radius, noise_bound a bound on the norm of the moments' noise."""
+
+    matrix: np.ndarray
+    inverse: np.ndarray
+    theta: np.ndarray
+    moment: np.ndarray
+    beta: float
+    noise_bound: float
+
+    def scores(self, items: np.ndarray, beta_scale: float = 1.0) -> np.ndarray:
+        """Upper confidence bounds of the (K, d) items (`RewardNoiseRidge` docstring)."""
+        return exact_gram_scores(self.theta, self.inverse, items,
+                                 beta_scale * self.beta, self.noise_bound)
+
+
+def exact_gram_scores(theta: np.ndarray, inverse: np.ndarray, items: np.ndarray, beta: float,
+                      noise_bound: float) -> np.ndarray:
+    """x . theta + beta ||x||_(M^-1) + noise_bound ||M^-1 x|| for the (K, d) items (one
+    product items M^-1 serves both widths)."""
+    projected = items @ inverse
+    quad = np.einsum("kd,kd->k", projected, items)
+    np.maximum(quad, 0.0, out=quad)  # rounding
+    scores = items @ theta
+    scores += beta * np.sqrt(quad)
+    if noise_bound > 0.0:
+        scores += noise_bound * np.sqrt(np.einsum("kd,kd->k", projected, projected))
+    return scores
+
+
+@dataclass(frozen=True)
+class RewardNoiseRidge:
+    """Ridge estimates and upper confidence bounds from an exact Gram matrix and noisy moments.
+
+    The statistics are those of records whose features are public (reward-only
+    releases, `mechanisms.RewardOnlyRelease`): G = sum x x^T exactly, and
+    b~ = sum y x + h with h a Gaussian noise vector of known per-entry variance.
+    With M = G + lam I and theta~ = M^-1 b~, for the true theta (||theta|| <= S)
+    and rewards y = x . theta + eta (eta conditionally R-sub-Gaussian):
+
+        theta~ - theta = M^-1 (xi - lam theta) + M^-1 h,    xi = sum x eta.
+
+    Claim: with probability >= 1 - confidence - P(||h|| > H), for every round and
+    every item x,
+
+        |x . (theta~ - theta)| <= beta ||x||_(M^-1) + H ||M^-1 x||,
+        beta = R sqrt(2 ln(1/confidence) + ln det(M / lam I)) + sqrt(lam) S.
+
+    Proof.  The first term: M is exactly the regularised Gram matrix of the
+    records whose rewards b~ sums, so the self-normalised bound of
+    Abbasi-Yadkori, Pal & Szepesvari (2011, Thm 2) gives
+    ||theta_hat - theta||_M <= beta for theta_hat = M^-1 (b~ - h), uniformly over
+    rounds, with actions adapting (they may depend on the privacy noise: the
+    bound needs only that x_t is chosen before eta_t is drawn); then
+    |x . (theta_hat - theta)| <= ||x||_(M^-1) beta by Cauchy-Schwarz in the M
+    norm.  The second term: |x . M^-1 h| = |(M^-1 x) . h| <= ||M^-1 x|| ||h||
+    (Cauchy-Schwarz), and ||h|| <= H on the event bounded.  Adding the two
+    gives the claim, so x . theta~ + beta ||x||_(M^-1) + H ||M^-1 x|| is an
+    upper confidence bound of x . theta.
+
+    Why a norm bound H on h and not the per-item Gaussian quantile
+    z sigma ||M^-1 x||: x . M^-1 h is N(0, sigma^2 ||M^-1 x||^2) only when M
+    and x are independent of h.  Here M is built from records whose actions
+    read earlier releases, and a continual release's prefix noises are
+    correlated across releases (tree nodes, a factorization's shared draws), so
+    M^-1 x may lean towards h.  The bound ||h|| <= H holds whatever direction
+    is chosen, so it needs no independence; with d = 10 it is about 1.3 times
+    the per-item quantile of a union bound over items and rounds.  H comes from
+    the caller, who knows how the noise was summed (`sum_noise_bound`).
+
+    Noise in clustering tests: `covariance` is R^2 M^-1 + v M^-2 (the moments'
+    noise, per-entry variance v, maps to M^-1 h), exact for the Gaussian part.
+    """
+
+    dim: int
+    lam: float
+    noise_scale: float
+    theta_bound: float
+    confidence: float
+
+    def beta(self, logdet: float) -> float:
+        """The martingale radius for ln det M = `logdet`."""
+        inner = 2.0 * math.log(1.0 / self.confidence) + logdet - self.dim * math.log(self.lam)
+        return self.noise_scale * math.sqrt(max(inner, 0.0)) + math.sqrt(self.lam) \
+            * self.theta_bound
+
+    def model(self, gram: np.ndarray, moments: np.ndarray, noise_bound: float
+              ) -> ExactGramModel:
+        """The model of Gram `gram` (d, d, exact) and moments (d,) whose noise has norm at
+        most `noise_bound` on the event the caller bounds."""
+        matrix = gram + self.lam * np.eye(self.dim)
+        inverse = np.linalg.inv(matrix)
+        _, logdet = np.linalg.slogdet(matrix)
+        return ExactGramModel(matrix, inverse, inverse @ moments, np.array(moments),
+                              self.beta(float(logdet)), float(noise_bound))
+
+    # the interface `NoiseAwareClustering` reads (an exact Gram matrix needs no shift)
+    def shift(self, gram: np.ndarray, variance: float, margin: float = 2.0) -> float:
+        return 0.0
+
+    def covariance(self, inverse: np.ndarray, variance: float, shift: float = 0.0
+                   ) -> np.ndarray:
+        """Spread of theta~: R^2 M^-1 + v M^-2 (`shift` is always 0 here)."""
+        return self.noise_scale**2 * inverse + variance * (inverse @ inverse)

@@ -16,6 +16,7 @@ and billboard rates (`GuardPlan`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,15 +25,18 @@ from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_count, check_delta, check_positive
 from privbandit.mechanisms.continual import continual_release
 from privbandit.mechanisms.laplace import LaplaceMeans
+from privbandit.mechanisms.reward_only import RewardOnlyRelease
 from privbandit.mechanisms.samplers import Sampler
 from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
-from .schedule import ReleaseSchedule, release_schedule
+from .schedule import GROWTH, ReleaseSchedule, release_schedule
 
 MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 LAPLACE = "laplace"  # one pure-DP release per step
+# relative slack on a record's norm bound, covering the item-norm check's tolerance
+_BOUND_SLACK = 1e-8
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class ReleasePlan:
     epsilon > 0 and delta: the budget per record (in (0, 1) for the Gaussian
     mechanisms, 0 for "laplace"); horizon: T rounds; mechanism: "tree",
     "honaker", "mf" or "laplace"; schedule: "fixed" | "doubling" |
-    "every-round", with `batch` rounds (default T // 32); sampler: a
+    "geometric" | "every-round", with `batch` rounds (default T // 32; 1 for
+    "geometric") and `growth` (the geometric schedule's ratio); sampler: a
     `Sampler` or its name (`privacy.resolve_sampler`).
     """
 
@@ -53,6 +58,7 @@ class ReleasePlan:
     schedule: str = "fixed"
     batch: int | None = None
     sampler: Sampler | str | None = DEFAULT_SAMPLER
+    growth: float = GROWTH
     releases: ReleaseSchedule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -68,9 +74,10 @@ class ReleasePlan:
             raise config_error("delta", self.delta, "a number in (0, 1) (Gaussian noise)")
         set_(self, "delta", delta)
         set_(self, "sampler", resolve_sampler(self.sampler))
-        releases = release_schedule(self.schedule, self.horizon, self.batch)
+        releases = release_schedule(self.schedule, self.horizon, self.batch, self.growth)
         set_(self, "releases", releases)
         set_(self, "batch", releases.batch)
+        set_(self, "growth", releases.growth)
 
     def release_schedule(self) -> ReleaseSchedule:
         return self.releases
@@ -98,13 +105,47 @@ class ReleasePlan:
         """A continual release of the plan's mechanism over its releases, calibrated to the
         budget (or at `sigma`), with the plan's sampler; `options`: the family's
         sensitivity and clipping (`l2_sensitivity`, `clip_norm`, `symmetric`, ...)."""
-        if self.mechanism == LAPLACE:
-            raise config_error("mechanism", self.mechanism, f"one of {MECHANISMS} for a stream")
+        self._check_stream_mechanism()
         budget = {"epsilon": self.epsilon, "delta": self.delta} if sigma is None else {
             "sigma": sigma}
         return continual_release(
             self.mechanism, shape, self.releases.releases, sampler=self.sampler,
             records_per_step=self.releases.longest_batch(), **budget, **options)
+
+    def reward_stream(self, dim: int, *, feature_bound: float,
+                      reward_range: tuple[float, float] = (0.0, 1.0)) -> RewardOnlyRelease:
+        """A reward-only continual release (`mechanisms.RewardOnlyRelease`) of the plan's
+        mechanism over its releases, calibrated to the budget: for records whose features
+        are public under the interactive relation (the Gram matrix travels exactly)."""
+        self._check_stream_mechanism()
+        return RewardOnlyRelease(
+            dim, self.releases.releases, mechanism=self.mechanism, epsilon=self.epsilon,
+            delta=self.delta, feature_bound=feature_bound, reward_range=reward_range,
+            records_per_step=self.releases.longest_batch(), sampler=self.sampler)
+
+    def record_stream(self, relation: Relation, dim: int, *, feature_bound: float,
+                      reward_range: tuple[float, float] = (0.0, 1.0)
+                      ) -> ContinualRelease | RewardOnlyRelease:
+        """The stream a record (x, y) enters, as the relation decides: under the
+        interactive relation the features of a record whose action came from released
+        data are public, so only the reward part is noised (`reward_stream`); under a
+        relation that replaces whole records (record-level, seed 000's cluster-level)
+        the full statistic z z^T, z = [x; y], is (symmetric noise, replace-one Frobenius
+        sensitivity sqrt(2) c, c = B^2 + max |y|^2)."""
+        if relation is Relation.INTERACTIVE:
+            return self.reward_stream(dim, feature_bound=feature_bound,
+                                      reward_range=reward_range)
+        if relation not in (Relation.RECORD, Relation.CLUSTER):
+            raise config_error("relation", relation, "interactive, record-level or "
+                               "cluster-level (a relation records are released under)")
+        top = max(abs(reward_range[0]), abs(reward_range[1]))
+        bound = (feature_bound**2 + top**2) * (1.0 + _BOUND_SLACK)
+        return self.stream((dim + 1, dim + 1), l2_sensitivity=math.sqrt(2.0) * bound,
+                           clip_norm=bound, symmetric=True)
+
+    def _check_stream_mechanism(self) -> None:
+        if self.mechanism == LAPLACE:
+            raise config_error("mechanism", self.mechanism, f"one of {MECHANISMS} for a stream")
 
     def laplace_means(self, n: int, lo: float = 0.0, hi: float = 1.0) -> LaplaceMeans:
         """The pure-DP release of means over `n` values in [lo, hi] at the plan's epsilon."""
@@ -134,7 +175,7 @@ class ReleasePlan:
     def params(self) -> dict:
         """The plan's settings as recorded in a result (sampler by name)."""
         return {"epsilon": self.epsilon, "delta": self.delta, "mechanism": self.mechanism,
-                "schedule": self.schedule, "batch": self.batch,
+                "schedule": self.schedule, "batch": self.batch, "growth": self.growth,
                 "sampler": sampler_name(self.sampler)}
 
 

@@ -35,10 +35,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
+from privbandit.mechanisms.reward_only import PublicFeatures
 from privbandit.mechanisms.tape import active, feeds
 
 from ..errors import config_error
 from ..privacy import sampler_name
+from .estimates import (
+    ExactGramModel,
+    NoisyRidge,
+    RewardNoiseRidge,
+    RidgeModel,
+    sum_noise_bound,
+)
 from .plan import ReleasePlan
 
 # relative slack on the record bound, covering the item-norm check's tolerance
@@ -57,21 +65,16 @@ class PartyStreams:
 
     def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
                  record_bound: float) -> None:
-        units = np.concatenate([np.asarray(p, dtype=np.intp) for p in parties])
-        n = units.size
-        if n == 0 or not np.array_equal(np.sort(units), np.arange(n)):
-            raise config_error("parties", [list(map(int, p)) for p in parties],
-                               "disjoint unit indices covering 0..n-1")
+        self.party_of = _party_of(parties)
+        n = self.party_of.size
         self.dim, self.plan, self.schedule = dim, plan, plan.releases
         self.record_bound = record_bound
         d1 = dim + 1
         bound = record_bound * (1.0 + _BOUND_SLACK)
         self.streams = [plan.stream((d1, d1), l2_sensitivity=math.sqrt(2.0) * bound,
                                     clip_norm=bound, symmetric=True) for _ in range(n)]
-        self.party_of = np.empty(n, dtype=np.intp)
         self.ledgers = []
-        for p, members in enumerate(parties):
-            self.party_of[np.asarray(members, dtype=np.intp)] = p
+        for p in range(len(parties)):
             ledger = plan.ledger(f"party {p}")
             ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
             self.ledgers.append(ledger)
@@ -103,6 +106,25 @@ class PartyStreams:
         buffer[i] = zz
         self._pending_counts[unit] = i + 1
 
+    def enter(self, unit: int, statistic: np.ndarray, *, by: str, **facts) -> None:
+        """Keep a record whose action came from released data (`by` says how; a full
+        statistic is released noised whatever its features); `facts` as `observe`."""
+        self.observe(unit, statistic, **facts)
+
+    def group_model(self, group: np.ndarray, ridge: NoisyRidge) -> RidgeModel | None:
+        """The ridge model of the released prefixes of `group`'s units with data (None if
+        none has any or no finite radius exists)."""
+        members = group[self.counts[group] > 0]
+        if members.size == 0:
+            return None
+        return ridge.model(self.released[members].sum(axis=0),
+                           float(self.variance[members].sum()))
+
+    @property
+    def variances(self) -> np.ndarray:
+        """Each unit's per-entry noise variance, (n,)."""
+        return self.variance
+
     def release(self, rng: np.random.Generator) -> np.ndarray:
         """Release every unit with new data; returns the units that released."""
         units = np.flatnonzero(self._pending_counts)
@@ -130,3 +152,170 @@ class PartyStreams:
         plan = self.plan
         return plan.statement(relation, unit, f"({plan.epsilon:g}, {plan.delta:g})-DP for "
                               f"{unit}: {summary}", self.describe())
+
+
+class RewardStreams:
+    """Per-unit reward-only continual releases (`mechanisms.RewardOnlyRelease`), one ledger
+    per party, every unit released at every release of the schedule.
+
+    The interactive counterpart of `PartyStreams`: each record's features must be
+    public (its action came from public information, the round's items and earlier
+    releases), so the Gram matrix, feature sums and counts travel exactly and only
+    sum y x carries noise.  parties: each party's unit indices (together 0..n-1);
+    dim: d; plan: the `ReleasePlan` (budget, mechanism, schedule, sampler);
+    feature_bound: B; reward_range: (lo, hi); failure: the probability that the
+    noise bounds of `group_model` fail over the whole run (split evenly over the
+    releases).  Every unit's stream steps at every
+    release, with an empty step when it has no new record, so all prefixes
+    released together carry noise of one variance (`variance`) and the noise of
+    any sum of units obeys `estimates.sum_noise_bound` whatever chose the units.
+
+    Privacy guarantee
+    -----------------
+    Neighbouring relation: interactive -- one user-round's reward differs, the
+    features of every released record being public (`PublicFeatures`, refused
+    otherwise).  Sensitivity: (hi - lo) B per record (`RewardOnlyRelease`), each
+    record in exactly one step of its unit's stream; units hold disjoint records
+    (parallel composition), so each party's ledger is charged once with the
+    stream's event, before the first release.  Release times are the schedule's
+    (public), and every unit releases at each.  Source: as `RewardOnlyRelease`.
+    """
+
+    def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
+                 feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0),
+                 failure: float = 0.05) -> None:
+        self.party_of = _party_of(parties)
+        n = self.party_of.size
+        self.dim, self.plan, self.schedule = dim, plan, plan.releases
+        self.feature_bound = feature_bound
+        self.streams = [plan.reward_stream(dim, feature_bound=feature_bound,
+                                           reward_range=reward_range) for _ in range(n)]
+        self.ledgers = []
+        for p in range(len(parties)):
+            ledger = plan.ledger(f"party {p}")
+            ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
+            self.ledgers.append(ledger)
+        self._x = np.empty((64, dim))  # records since the last release, in arrival order
+        self._y = np.empty(64)
+        self._unit = np.empty(64, dtype=np.intp)
+        self._pending = 0
+        self.gram = np.zeros((n, dim, dim))   # released: exact Gram of each unit
+        self.moments = np.zeros((n, dim))     # released: noisy sum y x of each unit
+        self.counts = np.zeros(n, dtype=np.int64)
+        self.variance = 0.0                   # per-entry noise variance of every prefix
+        self.releases = 0
+        self._pending_counts = np.zeros(n, dtype=np.int64)
+        self.failure = failure / max(self.schedule.releases, 1)  # per release
+
+    @property
+    def n_units(self) -> int:
+        return self.party_of.size
+
+    def pending(self, unit: int | None = None) -> int:
+        """Records waiting for the next release (of `unit`, or of all units)."""
+        if unit is None:
+            return self._pending
+        return int(self._pending_counts[unit])
+
+    def recorded(self, unit: int) -> int:
+        """Records `unit` has entered so far, released or waiting (public)."""
+        return int(self.counts[unit] + self._pending_counts[unit])
+
+    def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str, **facts) -> None:
+        """Keep the record (x, y) of a round whose action came from released data (`by`
+        says how: the features are marked public with it); `facts` as `observe`."""
+        x, y = record
+        self.observe(unit, PublicFeatures(np.asarray(x, dtype=float)[None], by=by), y, **facts)
+
+    def group_model(self, group: np.ndarray, ridge: RewardNoiseRidge) -> ExactGramModel | None:
+        """The model of the released prefixes of `group`'s units with data (None if none
+        has any): exact Gram matrix, noisy moments, and the noise bound of that many units
+        (`noise_bound`, uniform over every set, at the per-release failure)."""
+        members = group[self.counts[group] > 0]
+        if members.size == 0:
+            return None
+        return ridge.model(self.gram[members].sum(axis=0), self.moments[members].sum(axis=0),
+                           self.noise_bound(members.size, self.failure))
+
+    @property
+    def released(self) -> np.ndarray:
+        """The released prefixes in the (d+1) x (d+1) layout [[G, b], [b^T, 0]], (n, ., .)."""
+        d = self.dim
+        out = np.zeros((self.n_units, d + 1, d + 1))
+        out[:, :d, :d] = self.gram
+        out[:, :d, d] = self.moments
+        out[:, d, :d] = self.moments
+        return out
+
+    @property
+    def variances(self) -> np.ndarray:
+        """Each unit's per-entry noise variance (all equal: every unit steps together)."""
+        return np.full(self.n_units, self.variance)
+
+    def observe(self, unit: int, features: PublicFeatures, reward: float, **facts) -> None:
+        """Keep one public record (a (1, d) `PublicFeatures`) and its reward for `unit`;
+        `facts`: public facts about the record, declared to an end-to-end audit as
+        `PartyStreams.observe` does."""
+        if not isinstance(features, PublicFeatures) or len(features) != 1:
+            raise config_error("features", type(features).__name__,
+                               "PublicFeatures of one record (its action came from released "
+                               "data)")
+        if active() is not None:
+            feeds(self.streams[unit].mechanism, unit=int(unit),
+                  party=int(self.party_of[unit]), **facts)
+        i = self._pending
+        if i == self._y.size:
+            self._x = np.concatenate((self._x, np.empty_like(self._x)))
+            self._y = np.concatenate((self._y, np.empty_like(self._y)))
+            self._unit = np.concatenate((self._unit, np.empty_like(self._unit)))
+        self._x[i], self._y[i], self._unit[i] = features.features[0], reward, unit
+        self._pending_counts[unit] += 1
+        self._pending = i + 1
+
+    def release(self, rng: np.random.Generator) -> None:
+        """Every unit's stream steps once (its records since the last release, maybe none)."""
+        units = self._unit[:self._pending]
+        order = np.argsort(units, kind="stable")
+        edges = np.searchsorted(units[order], np.arange(self.n_units + 1))
+        by = "each record marked public when observed (RewardStreams.observe)"
+        for u, stream in enumerate(self.streams):
+            rows = order[edges[u]:edges[u + 1]]
+            out = stream.add(PublicFeatures(self._x[rows], by=by), self._y[rows], rng)
+            self.gram[u], self.moments[u], self.counts[u] = out.gram, out.moments, out.count
+        self.variance = self.streams[0].prefix_variance()
+        self.releases += 1
+        self._pending = 0
+        self._pending_counts[:] = 0
+
+    def noise_bound(self, members: int, failure: float) -> float:
+        """A bound on the norm of the noise of the sum of any `members` units' moments, for
+        every such set at once, with probability >= 1 - failure (per release)."""
+        return sum_noise_bound(self.variance, self.dim, members, self.n_units, failure)
+
+    def describe(self) -> dict:
+        s = self.streams[0]
+        return {**self.schedule.describe(), "mechanism": type(s.mechanism).__name__,
+                "release": "reward-only (public Gram)", "sigma": float(s.sigma),
+                "units": self.n_units, "parties": len(self.ledgers),
+                "feature_bound": float(self.feature_bound),
+                "l2_sensitivity": float(s.l2_sensitivity), "sampler": sampler_name(s.sampler)}
+
+    def statement(self, unit: str, summary: str,
+                  relation: Relation = Relation.INTERACTIVE) -> PrivacyStatement:
+        """The guarantee of the releases, for `unit` (a sentence)."""
+        plan = self.plan
+        return plan.statement(relation, unit, f"({plan.epsilon:g}, {plan.delta:g})-DP for "
+                              f"{unit}: {summary}", self.describe())
+
+
+def _party_of(parties: Sequence[np.ndarray]) -> np.ndarray:
+    """The party of each unit, checking the parties cover 0..n-1 disjointly."""
+    units = np.concatenate([np.asarray(p, dtype=np.intp) for p in parties])
+    n = units.size
+    if n == 0 or not np.array_equal(np.sort(units), np.arange(n)):
+        raise config_error("parties", [list(map(int, p)) for p in parties],
+                           "disjoint unit indices covering 0..n-1")
+    party_of = np.empty(n, dtype=np.intp)
+    for p, members in enumerate(parties):
+        party_of[np.asarray(members, dtype=np.intp)] = p
+    return party_of

@@ -9,6 +9,7 @@ due even when a protocol could play further in one step.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,34 +80,40 @@ class Schedule(Observer):
 
 
 class Checkpoints(Schedule):
-    """The detection error `env.detection_error(protocol.cluster_labels())` on the schedule,
-    whenever both sides have clusters: fields `cluster_error`, `cluster_error_rounds`.
-    The error is a function of the labels (the world is fixed over a run), so it is
-    computed again only when the detected labels changed since the last checkpoint."""
+    """The detection error `env.detection_error(protocol.cluster_labels())` and the mixing
+    `env.detection_mixing(...)` on the schedule, whenever both sides have clusters: fields
+    `cluster_error`, `cluster_mixing` and `cluster_error_rounds`.  Both are functions of
+    the labels (the world is fixed over a run), so they are computed again only when the
+    detected labels changed since the last checkpoint."""
 
     def start(self, run: RunState) -> None:
         super().start(run)
         self.rounds: list[int] = []
         self.errors: list[float] = []
-        self._last: tuple[np.ndarray, float | None] | None = None
+        self.mixing: list[float] = []
+        self._last: tuple[np.ndarray, float | None, float | None] | None = None
 
     def observe(self, run: RunState, t: int) -> None:
         labels = run.protocol.cluster_labels()
         if (self._last is not None and labels is not None
                 and np.array_equal(labels, self._last[0])):
-            error = self._last[1]  # the clusters have not changed: nor has the error
+            error, mixing = self._last[1:]  # the clusters have not changed: nor has either
         else:
             error = run.env.detection_error(labels)
+            mixing = None if error is None else run.env.detection_mixing(labels)
             if labels is not None:
-                self._last = (labels.copy(), error)
+                self._last = (labels.copy(), error, mixing)
         if error is not None:
             self.rounds.append(t)
             self.errors.append(error)
+            self.mixing.append(math.nan if mixing is None else mixing)
 
     def finish(self, run: RunState, fields: dict[str, Any]) -> None:
         if self.errors:
             fields["cluster_error"] = np.array(self.errors)
             fields["cluster_error_rounds"] = np.array(self.rounds)
+            if not all(math.isnan(m) for m in self.mixing):
+                fields["cluster_mixing"] = np.array(self.mixing)
 
 
 class LedgerTrace(Schedule):

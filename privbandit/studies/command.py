@@ -20,9 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tradeoff",
         help="run the embedded default budget-vs-regret study",
-        description="Run the embedded default study (the guarded private federation "
-        "CDP-FCLUB-DC+, private when actions adapt, at delta = 1e-5 over an epsilon grid, "
-        "against non-private FCLUB-DC and each local server alone) and write "
+        description="Run the embedded default study (CDP-FCLUB-DC acting on released "
+        "statistics only, private when actions adapt, at delta = 1e-5 over an epsilon grid "
+        "from 1, against non-private FCLUB-DC and each local server alone) and write "
         "results/<study>/ with summary.csv, ledgers.json and PNG plots; prints, per "
         "epsilon, the regret against going alone with a paired 95% interval over seeds "
         "and the federation gain recovered (FGR) with its interval; the last line is the "
@@ -106,7 +106,7 @@ def _figures(records, out_dir: Path, break_even=None, value=None) -> list[Path]:
         print(PLOTS_MISSING)
         return []
     marked = None if break_even is None or value is None else (break_even[0], value)
-    return plot_all(records, out_dir, marked)
+    return plot_all(records, out_dir, marked, None if break_even is None else tuple(break_even))
 
 
 def execute(spec, out: Path | None, workers: int | None, scheduler: str | None, plots: bool) -> int:

@@ -127,8 +127,10 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
         label, value = break_even
         if np.isfinite(value):
             ax.axvline(value, color="black", linestyle=":")
-            ax.annotate(f" break-even epsilon of {label}: {value:g}", (value, 0.5),
-                        xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="center")
+            last = bool(eps_ticks) and value >= eps_ticks[-1]  # keep the note inside the axes
+            ax.annotate(f" break-even epsilon of {label}: {value:g} ", (value, 0.5),
+                        xycoords=("data", "axes fraction"), fontsize=8,
+                        ha="right" if last else "left", va="center")
         else:
             ax.text(0.99, 0.97, f"{label} is at no epsilon significantly below its baseline "
                     "(break-even epsilon: none)", transform=ax.transAxes, fontsize=8,
@@ -139,6 +141,43 @@ def plot_regret_vs_epsilon(records: list[dict[str, Any]], path: Path,
     ax.grid(alpha=0.3, which="both")
     if series:
         ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_federation_gain(records: list[dict[str, Any]], path: Path, private: str,
+                         baseline: str, federated: str) -> Path:
+    """FGR = (alone - private) / (alone - federated) against epsilon, with its paired 95%
+    interval (`studies.paired`): 0 is going alone, 100% the non-private federation's
+    regret (the ceiling), so the distance to 100% is what privacy costs."""
+    from .paired import compare
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    pts = [p for p in compare(records, private, baseline, federated) if np.isfinite(p.epsilon)]
+    e = np.array([p.epsilon for p in pts])
+    fgr = 100.0 * np.array([p.fgr for p in pts])
+    low = 100.0 * np.array([p.fgr_low for p in pts])
+    high = 100.0 * np.array([p.fgr_high for p in pts])
+    span = (np.nanmin(np.r_[fgr, 0.0]) - 20.0, np.nanmax(np.r_[fgr, 100.0]) + 20.0)
+    ax.axhline(100.0, linestyle=":", color="gray")
+    ax.axhline(0.0, linestyle="--", color="gray")
+    ax.annotate(f"{federated} (non-private ceiling)", (0.01, 100.0),
+                xycoords=("axes fraction", "data"), fontsize=8, va="bottom")
+    ax.annotate(f"{baseline}", (0.01, 0.0), xycoords=("axes fraction", "data"), fontsize=8,
+                va="bottom")
+    if pts:
+        ax.plot(e, fgr, marker="o", label=f"{private}: FGR")
+        ax.fill_between(e, np.clip(low, *span), np.clip(high, *span), alpha=0.2,
+                        label="paired 95% interval (clipped)")
+        ax.set_xticks(e, [f"{x:g}" for x in e])
+        ax.legend(fontsize=8)
+    ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_ylim(*span)
+    ax.set_xlabel("epsilon (log scale)")
+    ax.set_ylabel("federation gain recovered (%)")
+    ax.set_title("Privacy cost against the federation's ceiling")
+    ax.grid(alpha=0.3)
     return _save(fig, path)
 
 
@@ -229,15 +268,20 @@ def _ledger_panel(plt, ax, label: str, cells: list[tuple[float, dict[str, Any]]]
 
 
 def plot_all(records: list[dict[str, Any]], out_dir: str | Path,
-             break_even: tuple[str, float] | None = None) -> list[Path]:
-    """Write every figure into `out_dir`; return their paths."""
+             break_even: tuple[str, float] | None = None,
+             labels: tuple[str, ...] | None = None) -> list[Path]:
+    """Write every figure into `out_dir`; return their paths.  With `labels` = (private,
+    baseline, federated) also the federation gain recovered (`federation_gain.png`)."""
     out = Path(out_dir)
-    return [
+    paths = [
         plot_regret_curves(records, out / "regret_curves.png"),
         plot_regret_vs_epsilon(records, out / "regret_vs_epsilon.png", break_even),
         plot_communication(records, out / "communication.png"),
         plot_ledgers(records, out / "ledgers.png"),
     ]
+    if labels is not None and len(labels) == 3 and labels[2]:
+        paths.append(plot_federation_gain(records, out / "federation_gain.png", *labels))
+    return paths
 
 
 def _save(fig, path: Path) -> Path:

@@ -86,6 +86,7 @@ def summary_rows(records: list[dict[str, Any]],
             comm_rounds_mean=float(comm.mean()),
             comm_messages_mean=float(msgs.mean()),
             epsilon_spent_max=max(max_epsilon_spent(r) for r in group),
+            cluster_mixing=final_cluster_error(group, "cluster_mixing"),
         )
         rows.append(row)
     if break_even is not None:
@@ -116,9 +117,11 @@ def paired_columns(p: Paired, with_fgr: bool) -> dict[str, Any]:
                     strict=True))
 
 
-def final_cluster_error(group: list[dict[str, Any]]) -> float | str:
-    """Mean over seeds of the last measured cluster error ("" when none is measured)."""
-    last = [r["cluster_error"][-1] for r in group if r.get("cluster_error")]
+def final_cluster_error(group: list[dict[str, Any]], key: str = "cluster_error"
+                        ) -> float | str:
+    """Mean over seeds of the last measured cluster error (key="cluster_mixing": of the
+    last measured mixing; "" when none is measured)."""
+    last = [r[key][-1] for r in group if r.get(key)]
     return float(np.mean(last)) if last else ""
 
 

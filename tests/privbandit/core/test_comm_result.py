@@ -95,6 +95,7 @@ def make_result(horizon: int = 50) -> RunResult:
         ledgers=[{"unit": "user-0", "epsilon_spent": np.float64(0.5)}],
         cluster_error=np.array([1.0, 0.5, 0.0]),
         cluster_error_rounds=np.array([9, 19, 49]),
+        cluster_mixing=np.array([1.0, 0.25, 0.0]),
         privacy=PrivacyStatement(Relation.RECORD, 0.5, 0.0, "pure-dp", False, unit="user-0"),
         ledger_trace={"user-0": [[0, 0.0], [20, np.float64(0.5)]]},
         timings={"simulate": 0.1},
@@ -110,6 +111,7 @@ def test_result_round_trips_through_json():
     assert np.array_equal(back.regret, result.regret)
     assert np.array_equal(back.reward, result.reward)
     assert np.array_equal(back.cluster_error_rounds, result.cluster_error_rounds)
+    assert np.array_equal(back.cluster_mixing, result.cluster_mixing)
     assert back.params == {"dim": 3, "beta": 0.5}
     assert back.privacy == result.privacy and back.ledger_trace == {"user-0": [[0, 0.0], [20, 0.5]]}
     assert back.total_regret == pytest.approx(result.total_regret)
@@ -137,6 +139,8 @@ def test_downsampled_curves_keep_the_last_round(horizon, points):
         ({"reward": np.ones(3)}, ShapeError, "regret and reward must have equal length"),
         ({"cluster_error_rounds": None}, ConfigError, "given exactly when cluster_error is given"),
         ({"cluster_error_rounds": np.array([1, 2])}, ShapeError, "must match cluster_error"),
+        ({"cluster_mixing": np.array([0.0, 1.0])}, ShapeError, "cluster_mixing must come with "
+         r"cluster_error, of its shape \(3,\); got \(2,\)"),
     ],
 )
 def test_result_bad_input(kwargs, error, match):

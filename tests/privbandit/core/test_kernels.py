@@ -14,6 +14,7 @@ from privbandit.kernels import (
     UserGraph,
     club_confidence,
     cluster_error_rate,
+    cluster_mixing_rate,
     det_ratio_exceeds,
     logdet_increment,
     logdet_ratio,
@@ -191,6 +192,35 @@ def test_user_graph_views_are_read_only_and_bad_graphs_refused():
 )
 def test_cluster_error_rate_examples(true, found, error):
     assert cluster_error_rate(np.array(true), np.array(found)) == pytest.approx(error)
+
+
+@pytest.mark.parametrize(
+    "true, found, mixing",
+    [
+        ([0, 0, 1, 1], [7, 7, 3, 3], 0.0),
+        ([0, 0, 1, 1], [0, 0, 0, 0], 0.5),   # two equal true clusters merged
+        ([0, 0, 1, 1], [5, 5, 2, 3], 0.0),   # a split true cluster is wrong, not mixed
+        ([0, 0, 0, 1], [0, 0, 1, 1], 0.25),  # one user with another cluster's
+        ([0, 1, 2, 2], [0, 1, 2, 3], 0.0),
+        ([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1], 1 / 3),
+        ([0] * 9 + [1], [0] * 10, 0.1),
+    ],
+)
+def test_cluster_mixing_rate_examples(true, found, mixing):
+    assert cluster_mixing_rate(np.array(true), np.array(found)) == pytest.approx(mixing)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), min_size=1, max_size=40))
+def test_cluster_mixing_never_exceeds_the_error_and_ignores_refinements(pairs):
+    true, found = (np.array(v) for v in zip(*pairs, strict=True))
+    mixing = cluster_mixing_rate(true, found)
+    assert 0.0 <= mixing <= cluster_error_rate(true, found)
+    refined = true * 10 + found  # each detected cluster inside one true cluster
+    assert cluster_mixing_rate(true, refined) == 0.0
+    shares = np.bincount(true) / true.size
+    assert cluster_mixing_rate(true, np.zeros_like(true)) == pytest.approx(1 - shares.max())
+    with pytest.raises(ShapeError, match="equal length"):
+        cluster_mixing_rate(true, found[:-1] if found.size > 1 else np.zeros((1, 1)))
 
 
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=30), st.randoms())

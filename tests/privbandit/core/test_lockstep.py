@@ -165,7 +165,8 @@ def test_fclub_dc_replicates_are_their_separate_runs():
 def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separately():
     config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
               "environment": FCLUB_CONFIG["environment"]}
-    raw = {**config, "act_on": "raw"}  # the paper's buffers: the every-round twin plays them
+    raw = {**config, "act_on": "raw", "mechanism": "tree",  # the paper's buffers: the
+           "schedule": "every-round"}                       # every-round twin plays them
     policy, env, _ = build_run("cdp-fclub-dc", raw, SEEDS[0])
     assert can_lockstep([policy], [env])
     for other in ({**raw, "schedule": "fixed"}, config):  # batches; acting on released data

@@ -117,6 +117,8 @@ def test_club_separates_two_clusters_at_gap_half_within_4000_rounds():
     for seed in (0, 1):
         result = run(CLUB(5, 8), gap_env(), 4000, seed, cluster_every=500)
         assert result.cluster_error[0] == 1.0  # one cluster at the start: all users wrong
+        assert result.cluster_mixing[0] > 0.0  # ... in a cluster that mixes both
+        assert result.cluster_mixing[-1] == 0.0
         assert result.cluster_error[-1] == 0.0
         assert result.cluster_error_rounds[-1] == 3999
 

@@ -84,9 +84,10 @@ def test_guarded_runs_its_seeds_one_by_one():
 
 
 @pytest.mark.parametrize("values", [
-    {"epsilon": 1.0, "act_on": "raw"},  # tree, private detection, the paper's raw buffers
-    {"epsilon": 50.0, "detection": "noise-aware", "mechanism": "mf", "act_on": "raw"},
-    {"epsilon": 8.0, "delta": 0.1, "calibration": "paper", "detection": "raw", "act_on": "raw"},
+    {"epsilon": 1.0, "act_on": "raw", "mechanism": "tree", "schedule": "every-round"},
+    {"epsilon": 50.0, "detection": "noise-aware", "act_on": "raw", "schedule": "every-round"},
+    {"epsilon": 8.0, "delta": 0.1, "calibration": "paper", "detection": "raw", "act_on": "raw",
+     "mechanism": "tree", "schedule": "every-round"},
 ])
 def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
     cfg = config("cdp-fclub-dc", 900, **values)

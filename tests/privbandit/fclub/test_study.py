@@ -9,7 +9,8 @@ from privbandit.studies.command import default_study_text
 from privbandit.studies.spec import parse_study
 
 NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
-         "sclub-per-server", "linucb-per-user", "homo", "homo-dc")
+         "sclub-per-server", "linucb-per-user", "homo", "homo-dc", "fclub-dc-sets",
+         "oracle-clusters")
 ENV = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
 
 
@@ -39,13 +40,17 @@ def test_each_algorithm_runs_and_reports(name):
     assert np.all(result.regret >= -1e-12)
     if name == "cdp-fclub-dc+":
         assert result.privacy.summary.startswith("(2, 1e-05)-DP for one user-round's reward")
-    elif name == "cdp-fclub-dc":
-        assert "(2, 1e-05, L=2, m=2)-CDP" in result.privacy.summary
+    elif name == "cdp-fclub-dc":  # acts on released statistics: interactive, reward-only
+        assert result.privacy.holds_interactively and result.privacy.epsilon == 2.0
+        assert result.privacy.details["L"] == 2 and result.privacy.details["m"] == 2
         assert result.ledgers and all(led["epsilon_spent"] <= 2.0 + 1e-9
                                       for led in result.ledgers)
     else:
         assert result.privacy.summary.startswith("none") and not result.privacy.is_dp
-    if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc"):
+    if name == "oracle-clusters":  # told the true clusters: a ceiling, and it says so
+        assert result.params["oracle"] is True and result.cluster_mixing[-1] == 0.0
+        assert get_algorithm(name).description.startswith("ORACLE, reads the world's hidden")
+    if name in ("fclub", "fclub-dc", "cdp-fclub-dc", "homo", "homo-dc", "fclub-dc-sets"):
         assert result.comm["messages"] > 0
         assert result.comm_rounds is not None and result.comm_rounds.size == result.comm["rounds"]
         record = result.to_dict(max_points=10)
@@ -72,6 +77,14 @@ def test_runs_sharing_a_seed_share_the_world():
     assert np.array_equal(views[0], views[1])
 
 
+def test_the_oracle_needs_a_world_with_hidden_clusters(monkeypatch):
+    from privbandit.envs.linear import LinearUsersEnv
+
+    monkeypatch.setattr(LinearUsersEnv, "true_clusters", lambda self: None)
+    with pytest.raises(ConfigError, match="a world with hidden clusters for the oracle"):
+        get_algorithm("oracle-clusters").run(config("oracle-clusters"), 0)
+
+
 def test_bad_environment_and_parameters_are_named():
     seed = np.random.SeedSequence(0)
     bad_env = {**config("fclub"), "environment": {**ENV, "colour": 1}}
@@ -84,15 +97,15 @@ def test_bad_environment_and_parameters_are_named():
                                        "environment": {**ENV, "servers": 7}}, seed)
 
 
-def test_default_tradeoff_study_compares_guarded_plain_and_alone():
+def test_default_tradeoff_study_compares_released_plain_and_alone():
     spec = parse_study(default_study_text(), "default_tradeoff.toml")
     runs = spec.runs()
-    assert {run.algorithm for run in runs} == {"club-per-server", "fclub-dc", "cdp-fclub-dc+"}
+    assert {run.algorithm for run in runs} == {"club-per-server", "fclub-dc", "cdp-fclub-dc"}
     private = [run for run in runs if run.algorithm.startswith("cdp-")]
-    assert {run.cell["epsilon"] for run in private} == {1, 4, 16}
+    assert {run.cell["epsilon"] for run in private} == {1, 4, 16, 64}  # starts at 1
     assert {run.config()["delta"] for run in private} == {1e-5}
-    # the deployment's settings: the float-safe sampler and the billboard's defaults
+    # the deployment's settings: the float-safe sampler, reward-only releases
     assert {run.config()["sampler"] for run in private} == {"grid"}
-    assert {run.config()["rate"] for run in private} == {0.01}
-    assert spec.break_even == ("CDP-FCLUB-DC+", "alone", "FCLUB-DC")
-    assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 3) and spec.horizon == 16384
+    assert {run.config()["act_on"] for run in private} == {"released"}
+    assert spec.break_even == ("CDP-FCLUB-DC", "alone", "FCLUB-DC")
+    assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 4) and spec.horizon == 65536

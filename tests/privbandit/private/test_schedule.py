@@ -15,9 +15,25 @@ def test_fixed_and_doubling_rounds():
     assert rounds(ReleaseSchedule("fixed", 100, 30)) == [29, 59, 89]
     assert rounds(ReleaseSchedule("doubling", 100, 4)) == [3, 7, 15, 31, 63]
     assert rounds(ReleaseSchedule("every-round", 5)) == [0, 1, 2, 3, 4]
+    assert rounds(ReleaseSchedule("geometric", 40, 1, 1.25)) == [0, 1, 2, 3, 4, 6, 8, 11, 14,
+                                                                 18, 23, 29, 37]
+    assert rounds(ReleaseSchedule("geometric", 100, 10, 2.0)) == [9, 19, 39, 79]
 
 
-@given(st.sampled_from(["fixed", "doubling", "every-round"]), st.integers(1, 3000),
+@given(st.integers(1, 5000), st.integers(1, 50), st.floats(1.01, 4.0))
+def test_a_geometric_model_always_holds_a_fixed_share_of_the_data(horizon, batch, growth):
+    """After the first release, the rounds released are at least 1 / growth of the rounds
+    played before the next release (up to the +1 step), and the longest batch is the
+    largest gap between releases."""
+    s = ReleaseSchedule("geometric", horizon, min(batch, horizon), growth)
+    done = [t + 1 for t in rounds(s)]
+    for a, b in zip(done, done[1:], strict=False):
+        assert b <= max(a + 1, growth * a + 1)
+    gaps = [b - a for a, b in zip([0, *done], done, strict=False)]
+    assert s.longest_batch() == max(gaps) and s.releases == len(done)
+
+
+@given(st.sampled_from(["fixed", "doubling", "geometric", "every-round"]), st.integers(1, 3000),
        st.integers(1, 200), st.integers(0, 3000))
 def test_count_is_the_number_of_release_rounds(kind, horizon, batch, rounds_played):
     batch = min(batch, horizon)
@@ -37,3 +53,6 @@ def test_count_is_the_number_of_release_rounds(kind, horizon, batch, rounds_play
 def test_bad_settings_are_refused(kind, horizon, batch, match):
     with pytest.raises(ConfigError, match=match):
         ReleaseSchedule(kind, horizon, batch)
+    for growth in (1.0, 0.5, float("nan"), True, "2"):
+        with pytest.raises(ConfigError, match="growth must be a finite number > 1"):
+            ReleaseSchedule("geometric", 10, 1, growth)

@@ -42,7 +42,7 @@ def test_account_prints_every_private_familys_statement_and_ledgers(tmp_path, ca
     blocks = out.split("\n" + "cdp-mab [")[1]
     assert "at delta=0 (pure DP) (pure-dp" in blocks  # pure-DP ledgers: what they have
     assert "spent epsilon=1 of 1 at delta=1e-05 (exact-gaussian" in out  # (epsilon, delta) ones
-    assert "(1, 1e-05, L=2, m=2)-CDP" in out
+    assert "cdp-fclub-dc [epsilon=1]: (1, 1e-05)-DP for one user-round's reward" in out
     assert "more ledgers alike)" in out  # identical agents' ledgers folded into one line
     assert "NOT DP" not in out
 
@@ -56,7 +56,8 @@ def test_account_of_a_study_without_private_algorithms(tmp_path, capsys):
 
 def test_account_flags_a_not_dp_release(tmp_path, capsys):
     path = tmp_path / "raw.toml"
-    path.write_text(STUDY.format(env=FCLUB_ENV, algorithms='[[algorithm]]\nname = "cdp-fclub-dc"\n'
-                                 '[algorithm.params]\ndetection = "raw"\nepsilon = 1\n'))
+    algorithm = ('[[algorithm]]\nname = "cdp-fclub-dc"\npreset = "paper"\n'
+                 '[algorithm.params]\ndetection = "raw"\nepsilon = 1\n')
+    path.write_text(STUDY.format(env=FCLUB_ENV, algorithms=algorithm))
     assert main(["account", str(path), "--horizon", "400"]) == 0
     assert "NOT DP" in capsys.readouterr().out

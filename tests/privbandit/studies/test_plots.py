@@ -33,3 +33,32 @@ def test_the_ledgers_picture_draws_every_party_of_every_budget(tmp_path):
     assert ends == pytest.approx([1.0, 1.0, 4.0, 4.0])
     assert np.all(np.diff(ax.lines[1].get_ydata()) >= 0)
     plt.close("all")
+
+
+@pytest.mark.skipif(not plots_available(), reason="needs matplotlib")
+def test_the_federation_gain_figure_places_the_private_runs_between_alone_and_the_ceiling(
+        tmp_path):
+    import matplotlib.pyplot as plt
+
+    from privbandit.studies.plots import plot_all
+
+    finals = {"alone": [100.0, 110.0, 105.0], "fed": [50.0, 60.0, 52.0]}
+    records = []
+    for label, cells in (("alone", [None]), ("fed", [None]), ("private", [1.0, 4.0])):
+        for eps in cells:
+            for seed in range(3):
+                final = (finals[label][seed] if eps is None
+                         else 100.0 - 10 * eps + seed)  # FGR rises with epsilon
+                records.append({
+                    "run_id": f"{label}-{eps}-{seed}", "horizon": 100, "final_regret": final,
+                    "rounds": [0, 99], "cumulative_regret": [0.0, final],
+                    "comm_rounds_curve": [0, 1], "ledger_trace": {},
+                    "run": {"label": label, "algorithm": label, "seed_index": seed,
+                            "base_seed": 1, "cell": {} if eps is None else {"epsilon": eps}}})
+    paths = plot_all(records, tmp_path, ("private", float("inf")),
+                     ("private", "alone", "fed"))
+    assert [p.name for p in paths][-1] == "federation_gain.png"
+    assert paths[-1].stat().st_size > 1000
+    (tmp_path / "two").mkdir()
+    assert len(plot_all(records, tmp_path / "two", None, ("private", "alone"))) == 4
+    plt.close("all")

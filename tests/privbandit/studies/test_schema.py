@@ -229,6 +229,7 @@ def test_declared_defaults_match_the_constructors():
     from privbandit.cascade.private import CDPFedC3UCBH
     from privbandit.fclub.config import FclubConfig
     from privbandit.fclub.privacy import CdpPlan
+    from privbandit.fclub.released import ReleasedPlan
     from privbandit.policies import CLUB, SCLUB, LinTS, LinUCB
     from privbandit.private import GuardPlan
 
@@ -241,7 +242,9 @@ def test_declared_defaults_match_the_constructors():
         _check_defaults(name, cls, skip=(own,))  # seed 003's radius 0.5, posterior scale 0.01
     for name in ("fclub", "fclub-dc", "homo", "cdp-fclub-dc"):
         _check_defaults(name, FclubConfig)
-    _check_defaults("cdp-fclub-dc", CdpPlan, skip=("sampler",))
+    # the entry's default builds the released class; the paper preset's keys go to CdpPlan
+    _check_defaults("cdp-fclub-dc", ReleasedPlan, skip=("sampler",))
+    _check_defaults("cdp-fclub-dc", CdpPlan, skip=("sampler", "mechanism", "schedule"))
     for name in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb"):
         _check_defaults(name, FederatedCascadeUCB)
     _check_defaults("fedind", IndependentCascadeUCB)
@@ -253,6 +256,12 @@ def test_declared_defaults_match_the_constructors():
     assert get_algorithm("cdp-fclub-dc+").defaults["resolution"] == RESOLUTION == 0.15
     _check_defaults("cdp-fclub-dc+", FclubConfig)
     _check_defaults("cdp-fedc3ucb-h+", IndependentCascadeUCB)
+    from privbandit.fclub.sets import SetFederatedClub
+    from privbandit.splitmerge import SplitMergeClustering
+
+    for cls in (FclubConfig, SplitMergeClustering, SetFederatedClub):
+        _check_defaults("fclub-dc-sets", cls)
+    _check_defaults("oracle-clusters", LinUCB)
 
 
 def test_every_entry_declares_and_lists_its_keys(capsys):

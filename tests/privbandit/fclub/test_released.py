@@ -1,0 +1,78 @@
+"""CDP-FCLUB-DC acting on released statistics: reward-only releases, public Gram matrices."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from privbandit.audits.environment import audit_pairs
+from privbandit.endtoend import FlippedReward, neighbour_pair, small_config
+from privbandit.errors import ConfigError
+from privbandit.fclub.released import ReleasedFederatedClub
+from privbandit.registry import get_algorithm
+from privbandit.runtime import play_setup, seed_streams
+
+NAME = "cdp-fclub-dc"
+
+
+def _config(epsilon=1.0, **params):
+    return {**small_config(NAME, epsilon, **params), "horizon": 600}
+
+
+def test_the_default_entry_releases_only_the_flipped_reward_and_public_grams():
+    """Forced replay: the Gram releases are identical, the flipped round moves one release."""
+    cfg = _config(1.0)
+    pairs = {f"flip at {t}": neighbour_pair(NAME, cfg, 3, t)[0] for t in (4, 250)}
+    report = audit_pairs(pairs, 1e-5, 1.0)
+    assert report.verdict == "consistent", report.describe()
+    assert [f.differing for f in report.findings] == [1, 1]
+    assert all(f.diverged == "" for f in report.findings)
+
+
+class RawDrivenClub(ReleasedFederatedClub):
+    """A control that breaks the billboard rule: the user's last raw reward tilts its
+    choice, yet its records are still released with their features marked public."""
+
+    def select(self, items, user, t, rng):
+        choice = super().select(items, user, t, rng)
+        last = getattr(self, "_last", {}).get(user)
+        return choice if last is None or last < 0.5 else int(np.argmin(items[:, 0]))
+
+    def update(self, items, user, action, feedback, t):
+        self.__dict__.setdefault("_last", {})[user] = float(feedback)
+        super().update(items, user, action, feedback, t)
+
+
+def _control_pair(cfg, seed, at):
+    def run(which):
+        streams = seed_streams(seed)
+        built = get_algorithm(NAME).setup(cfg, seed, streams)
+        control = RawDrivenClub(built.protocol.config, built.protocol.plan)
+        if which:
+            FlippedReward(built.env, at)
+        return play_setup(replace(built, protocol=control), streams, seed)
+    return run
+
+
+def test_a_gram_release_built_from_raw_driven_actions_is_caught():
+    cfg = _config(1.0)
+    report = audit_pairs({"flip at 30": _control_pair(cfg, 3, 30)}, 1e-5, 1.0)
+    assert report.verdict == "violation", report.describe()
+    assert "public value" in report.worst.diverged
+
+
+def test_the_statement_is_interactive_and_names_the_release():
+    result = get_algorithm(NAME).run(_config(2.0), seed=1)
+    statement = result.privacy
+    assert statement.holds_interactively and statement.epsilon == 2.0
+    assert statement.details["release"].startswith("reward-only")
+    assert len(result.ledgers) == 5 and all(
+        lg["epsilon_spent"] <= 2.0 * (1 + 1e-9) for lg in result.ledgers)
+
+
+def test_paper_keys_that_cannot_apply_are_refused():
+    with pytest.raises(ConfigError, match="calibration"):
+        get_algorithm(NAME).run(_config(1.0, calibration="paper"), seed=1)
+    with pytest.raises(ConfigError, match="detection"):
+        get_algorithm(NAME).run(_config(1.0, detection="raw"), seed=1)
