@@ -163,12 +163,12 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     if name == "cdp-fclub-dc" and settings["act_on"] == "released":
         return Setup(_released(settings, env, servers, horizon, epsilon, delta), env, horizon,
                      algorithm=name)
-    settings.pop("resolution", None)
     if name == "cdp-fclub-dc+":
         plan = GuardPlan(epsilon, delta, horizon,
                          **{k: settings.pop(k) for k in _GUARD_KEYS if k in settings})
         policy = GuardedFederatedClub(FclubConfig(env.dim, env.n_users, servers, **settings), plan)
-    else:
+    else:  # the paper's path has no merge tests (its resolution is the released entry's)
+        settings.pop("resolution", None)
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)

@@ -77,6 +77,17 @@ def test_runs_sharing_a_seed_share_the_world():
     assert np.array_equal(views[0], views[1])
 
 
+@pytest.mark.parametrize("name", ["cdp-fclub-dc", "cdp-fclub-dc+"])
+def test_the_merge_resolution_reaches_the_entry_that_tests_merges(name):
+    from privbandit.fclub.guarded import RESOLUTION
+
+    built = get_algorithm(name).setup(config(name, 50), 0)
+    default = RESOLUTION if name == "cdp-fclub-dc+" else 0.2
+    assert built.protocol.plan.resolution == default
+    built = get_algorithm(name).setup({**config(name, 50), "resolution": 0.7}, 0)
+    assert built.protocol.plan.resolution == 0.7
+
+
 def test_the_oracle_needs_a_world_with_hidden_clusters(monkeypatch):
     from privbandit.envs.linear import LinearUsersEnv
 
