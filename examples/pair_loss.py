@@ -83,7 +83,7 @@ def cell(finding) -> str:
         return "unbounded"
     noised = finding.releases - finding.public
     if finding.differing == 0:
-        where = " (a local round)" if "(local)" in finding.pair else ""
+        where = " (its record never released)" if "(local)" in finding.pair else ""
         return f"0, none of {noised:,} differ{where}"
     return (f"ε = {finding.epsilon:.3g} (μ {finding.mu:.3g}), {finding.differing} of "
             f"{noised:,} differ")

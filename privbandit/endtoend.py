@@ -29,7 +29,9 @@ The registry audit (`audit_registry`) runs every private entry on a small
 world (`AUDIT_WORLDS`): the guarded entries share half their rounds, without a
 cap, on a world of 4 units in dimension 2 with a coarse merge resolution, so
 that records are released early and units merge within a few hundred rounds
-at epsilon 1 and 8 (rate, cap and resolution are utility knobs: the privacy
+at epsilon 1 and 8; CDP-FCLUB-DC (every record released) runs on the same
+world with a coarse resolution, so that users of both servers merge (rate,
+cap and resolution are utility knobs: the privacy
 argument holds for every value, and the statement is the same).
 """
 from __future__ import annotations
@@ -326,7 +328,8 @@ def scope(tape: Tape, flips: Sequence[Flip]) -> str:
 # settings that differ from the entry's defaults (see the module docstring).
 _SHARING = {"rate": 0.5, "cap": 10**6, "resolution": 20.0}
 AUDIT_WORLDS: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {
-    "cdp-fclub-dc": (1024, {}, {}),
+    "cdp-fclub-dc": (1024, {"resolution": 5.0}, {"dim": 2, "users": 4, "clusters": 1,
+                                                  "servers": 2}),
     "cdp-fclub-dc+": (512, _SHARING, {"dim": 2, "users": 4, "clusters": 1, "servers": 2}),
     "cdp-fedc3ucb-h": (512, {}, {}),
     "cdp-fedc3ucb-h+": (512, _SHARING, {"dim": 2, "users": 4, "clusters": 1, "items": 10,
