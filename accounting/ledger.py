@@ -1,6 +1,14 @@
-"""Ledgers: a privacy budget for one protected unit, charged before every release."""
+"""Ledgers: a privacy budget for one protected unit, charged before every release.
+
+`recording_charges()` lists every charge that lands while it is open (an
+end-to-end audit checks the list against the releases it recorded: whatever
+a ledger paid for must have been released where the audit can see it).
+"""
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from .accountants import Accountant, make_accountant
@@ -11,6 +19,21 @@ from .validation import check_count, check_delta, check_positive
 
 # Relative slack so a release calibrated exactly to the budget is accepted.
 _TOLERANCE = 1e-9
+
+_CHARGES: ContextVar[list | None] = ContextVar("privbandit_charges", default=None)
+
+
+@contextlib.contextmanager
+def recording_charges() -> Iterator[list[tuple[str, PrivacyEvent, int]]]:
+    """Inside the block every charge that lands on any ledger appends (unit, event, count) to
+    the list this yields (a refused charge appends nothing).  Costs one context-variable
+    read per charge when no block is open."""
+    charges: list[tuple[str, PrivacyEvent, int]] = []
+    token = _CHARGES.set(charges)
+    try:
+        yield charges
+    finally:
+        _CHARGES.reset(token)
 
 
 class Ledger:
@@ -66,6 +89,9 @@ class Ledger:
     def charge(self, event: PrivacyEvent, count: int = 1) -> None:
         """Charge `count` copies of `event`; raise before anything changes if over budget."""
         self._accountant, self._spent = self._trial(event, count)
+        watch = _CHARGES.get()
+        if watch is not None:
+            watch.append((self.unit, event, count))
 
     def _trial(self, event: PrivacyEvent, count: int) -> tuple[Accountant, float]:
         count = check_count("count", count)

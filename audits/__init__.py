@@ -26,7 +26,10 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
-      forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry)
+      forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry);
+      record(first) once, then audit_replays(recorded, {name: neighbour}, ...); every run
+      checked against its ledgers' charges (check_recorded); no flip touching a release:
+      "inconclusive"
     Black box, whole transcripts: audit_transcripts(sample, n, claim, *, rng) -> AuditReport,
       sample(which, rng) -> Transcript of Release(round, values, channel)
     One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
@@ -51,6 +54,10 @@ _NAMES = {
     "Battery": "battery",
     "EnvironmentAuditReport": "environment",
     "audit_pairs": "environment",
+    "audit_replays": "environment",
+    "check_recorded": "environment",
+    "record": "environment",
+    "UnrecordedReleaseError": "environment",
     "forced_replay": "environment",
     "ClassifierTester": "classifier",
     "DEFAULT_CONFIDENCE": "defaults",

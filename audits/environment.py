@@ -14,24 +14,50 @@ inputs of the two runs are compared release by release through each
 mechanism.  Along the forced path the loss is what adaptive composition
 counts: an algorithm whose released records come only from released
 information differs in the flipped record only; one whose raw data drives
-released records differs in many.  A replay whose releases differ in number
-or place (a data-dependent schedule) is reported as unbounded, and so is a
-value released unnoised as public (`mechanisms.tape.PublicValue`) that
-differs between the neighbours.
+released records differs in many.  A replay whose releases differ in number,
+place, round or releasing unit (a data-dependent schedule) is reported as
+unbounded, and so is a value released unnoised as public
+(`mechanisms.tape.PublicValue`: message metadata, clusters, exact Gram
+matrices) that differs between the neighbours.
 
-The audit layer never learns what a bandit is: `run(which)` is a plain
-callable that the application builds (`privbandit.endtoend`).
+What the audit can see, and what it cannot.  The loss is read from the tape,
+so a release that bypasses it would pass unseen.  Every run is therefore
+checked against its ledgers (`accounting.ledger.recording_charges`): every
+event a ledger paid for must be carried by a release on the tape, and every
+noised release on the tape must have been paid for (`check_recorded`); a
+mismatch is an unbounded finding.  A flip that moves no release tests
+nothing: `PairFinding.touched` says whether it moved one, and a report in
+which no flip did is `inconclusive`, never `consistent`.
+
+`record(first)` plays the first environment once; `audit_replays` forces any
+number of neighbours against that one recording (the application may read
+the recording first, e.g. to choose flips that reach releases:
+`Tape.released_feeds`).  `audit_pairs` records afresh for every pair.
+
+The audit layer never learns what a bandit is: `run(which)`, `first()` and
+the neighbours are plain callables that the application builds
+(`privbandit.endtoend`).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from privbandit.accounting.events import (
+    ComposedEvent,
+    FactorizationEvent,
+    NotDifferentiallyPrivate,
+    PrivacyEvent,
+    RepeatedEvent,
+    TreeAggregationEvent,
+)
+from privbandit.accounting.ledger import recording_charges
 from privbandit.accounting.validation import check_delta, check_positive
 from privbandit.mechanisms.tape import (
     PairLoss,
+    PublicValue,
     ReplayDivergedError,
     Tape,
     pair_loss,
@@ -42,23 +68,128 @@ from privbandit.mechanisms.tape import (
 _TOLERANCE = 1e-9
 
 
+class UnrecordedReleaseError(RuntimeError):
+    """What a run's ledgers paid for and the releases on its tape disagree."""
+
+
+def _leaves(event: PrivacyEvent) -> set[PrivacyEvent]:
+    """The single-release events an event is made of (compositions, repetitions, trees'
+    nodes and a factorization's Gaussian release opened up)."""
+    if isinstance(event, ComposedEvent):
+        return set().union(*(_leaves(e) for e in event.events))
+    if isinstance(event, RepeatedEvent):
+        return _leaves(event.event)
+    if isinstance(event, TreeAggregationEvent):
+        return _leaves(event.node_event)
+    if isinstance(event, FactorizationEvent):
+        return {event.release_event}
+    return {event}
+
+
+def check_recorded(tape: Tape, charges: Iterable[tuple[str, PrivacyEvent, int]]) -> None:
+    """Raise UnrecordedReleaseError unless the tape holds what the ledgers paid for.
+
+    charges: (unit, event, count) of every charge of the run
+    (`recording_charges`).  Both directions: every DP event charged is carried
+    by a mechanism that released on the tape (else its releases bypassed the
+    tape, or its noise was drawn outside any mechanism), and every noised
+    release on the tape has an event some ledger was charged with (else it was
+    released unpaid).  A run that charged no ledger at all (a toy, a mechanism
+    audited alone) is not held to the second: the audit cannot know what it
+    should have paid (`privbandit.endtoend` requires charges of every private
+    entry).  Public values carry no event and are not checked here.
+    """
+    taped: dict[PrivacyEvent, Any] = {}
+    for i, e in enumerate(tape.entries):
+        if isinstance(e.mechanism, PublicValue):
+            continue
+        event = getattr(e.mechanism, "event", None)
+        if event is None or isinstance(event, NotDifferentiallyPrivate):
+            continue
+        for leaf in _leaves(event):
+            taped.setdefault(leaf, (i, e.mechanism))
+    paid: dict[PrivacyEvent, str] = {}
+    for unit, event, _ in charges:
+        if not isinstance(event, NotDifferentiallyPrivate):
+            for leaf in _leaves(event):
+                paid.setdefault(leaf, unit)
+    for leaf, unit in paid.items():
+        if leaf not in taped:
+            built = sum(1 for m in tape.mechanisms
+                        if leaf in _leaves(getattr(m, "event", NotDifferentiallyPrivate("-"))))
+            how = (f"{built} mechanism(s) carrying it were built and none released on the "
+                   "tape: their releases bypassed it" if built else
+                   "no mechanism carrying it was built: its noise was drawn outside the "
+                   "mechanisms")
+            raise UnrecordedReleaseError(
+                f"ledger {unit!r} was charged for {leaf!r} but no release on the tape carries "
+                f"that event ({len(tape.entries)} releases recorded; {how})")
+    for leaf, (i, mechanism) in taped.items():
+        if paid and leaf not in paid:
+            raise UnrecordedReleaseError(
+                f"release {i} by {type(mechanism).__name__} carries {leaf!r}, which no ledger "
+                "was charged with: it was released unpaid")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded run: its tape, the charges its ledgers took, and what it returned."""
+
+    tape: Tape
+    charges: tuple[tuple[str, PrivacyEvent, int], ...]
+    result: Any
+
+    @property
+    def unrecorded(self) -> str:
+        """Why the tape does not hold what the ledgers paid for ("" when it does)."""
+        try:
+            check_recorded(self.tape, self.charges)
+        except UnrecordedReleaseError as err:
+            return str(err)
+        return ""
+
+
+def record(first: Callable[[], Any]) -> Recorded:
+    """Play `first()` once with every release and every ledger charge recorded.  (A caller
+    that knows the rounds marks them on the active tape: `tape.active().mark(t)`.)"""
+    tape = Tape()
+    with recording_charges() as charges, recording(tape):
+        result = first()
+    return Recorded(tape, tuple(charges), result)
+
+
+def replay(recorded: Recorded, neighbour: Callable[[], Any]) -> PairLoss:
+    """The pair loss of `recorded` and `neighbour()` replayed with every release forced to
+    the recording's.
+
+    Raises ReplayDivergedError when the releases do not line up, and
+    UnrecordedReleaseError when either run's tape misses what its ledgers paid for.
+    """
+    check_recorded(recorded.tape, recorded.charges)
+    second = Tape(forced=recorded.tape)
+    with recording_charges() as charges, recording(second):
+        neighbour()
+    check_recorded(second, charges)
+    return pair_loss(recorded.tape, second)
+
+
 def forced_replay(run: Callable[[int], Any]) -> PairLoss:
     """The pair loss of `run(0)` (recorded) and `run(1)` (replayed, releases forced).
 
-    Raises ReplayDivergedError when the replay's releases do not line up.
+    Raises ReplayDivergedError when the replay's releases do not line up, and
+    UnrecordedReleaseError when a tape misses what its run's ledgers paid for.
     """
-    first = Tape()
-    with recording(first):
-        run(0)
-    second = Tape(forced=first)
-    with recording(second):
-        run(1)
-    return pair_loss(first, second)
+    return replay(record(lambda: run(0)), lambda: run(1))
 
 
 @dataclass(frozen=True)
 class PairFinding:
-    """One neighbouring pair: its name, epsilon at the audit's delta, and the evidence."""
+    """One neighbouring pair: its name, epsilon at the audit's delta, and the evidence.
+
+    releases: releases compared (public values included), public: how many were
+    public values, differing: how many differed; diverged: why the pair is
+    unbounded ("" when it is not).
+    """
 
     pair: str
     epsilon: float
@@ -67,59 +198,96 @@ class PairFinding:
     releases: int
     differing: int
     diverged: str = ""
+    public: int = 0
+
+    @property
+    def touched(self) -> bool:
+        """Whether the flip moved anything the audit sees (a release, or the schedule)."""
+        return self.differing > 0 or bool(self.diverged)
 
     def describe(self) -> str:
         if self.diverged:
             return f"{self.pair}: unbounded ({self.diverged})"
+        noised = self.releases - self.public
+        public = f", {self.public} public values equal" if self.public else ""
         return (f"{self.pair}: epsilon {self.epsilon:.4g} (mu {self.mu:.4g}, pure "
-                f"{self.pure_epsilon:.4g}); {self.differing} of {self.releases} releases differ")
+                f"{self.pure_epsilon:.4g}); {self.differing} of {noised} releases "
+                f"differ{public}")
 
 
 @dataclass(frozen=True)
 class EnvironmentAuditReport:
     """Every pair tried against a claim; `claimed_epsilon` None: report only (no claim
-    under the interactive relation, e.g. a paper preset's realised-sequence guarantee)."""
+    under the interactive relation, e.g. a paper preset's realised-sequence guarantee).
+    `scope`: what the application says about the flips it chose (one line, or "")."""
 
     claimed_epsilon: float | None
     delta: float
     findings: tuple[PairFinding, ...] = field(default_factory=tuple)
+    scope: str = ""
 
     @property
     def worst(self) -> PairFinding | None:
         return max(self.findings, key=lambda f: f.epsilon, default=None)
 
     @property
+    def touched(self) -> int:
+        """How many pairs moved a release (or diverged)."""
+        return sum(f.touched for f in self.findings)
+
+    @property
     def verdict(self) -> str:
-        """"consistent" (every pair within the claim), "violation", or "measured" (no claim)."""
+        """"violation" (a pair beyond the claim, or unbounded), "inconclusive" (no pair
+        moved a release: nothing was tested), "consistent" (every pair within the claim,
+        at least one moved a release), or "measured" (no claim)."""
         if self.claimed_epsilon is None:
             return "measured"
         worst = self.worst
-        if worst is None or worst.epsilon <= self.claimed_epsilon * (1 + _TOLERANCE):
-            return "consistent"
-        return "violation"
+        if worst is not None and not worst.epsilon <= self.claimed_epsilon * (1 + _TOLERANCE):
+            return "violation"
+        return "consistent" if self.touched else "inconclusive"
 
     def describe(self) -> str:
         claim = ("no interactive claim" if self.claimed_epsilon is None
                  else f"claim epsilon {self.claimed_epsilon:g}")
         worst = self.worst
         head = (f"{self.verdict}: {claim} at delta {self.delta:g}; worst pair "
-                f"{'none' if worst is None else f'{worst.epsilon:.4g}'}")
-        return "\n".join([head, *(f"  {f.describe()}" for f in self.findings)])
+                f"{'none' if worst is None else f'{worst.epsilon:.4g}'}; {self.touched} of "
+                f"{len(self.findings)} flips touched a release")
+        lines = [head] + ([f"  {self.scope}"] if self.scope else [])
+        return "\n".join([*lines, *(f"  {f.describe()}" for f in self.findings)])
 
 
-def audit_pairs(pairs: Mapping[str, Callable[[int], Any]], delta: float,
-                claimed_epsilon: float | None = None) -> EnvironmentAuditReport:
-    """Forced-replay every named pair; the report holds each pair's epsilon at `delta`."""
+def _finding(name: str, measure: Callable[[], PairLoss], delta: float) -> PairFinding:
+    try:
+        loss = measure()
+    except (ReplayDivergedError, UnrecordedReleaseError) as err:
+        return PairFinding(name, math.inf, math.inf, math.inf, 0, 0, str(err))
+    return PairFinding(name, loss.epsilon(delta), loss.mu, loss.pure_epsilon, loss.releases,
+                       loss.differing, loss.public_difference, loss.public)
+
+
+def _checked(delta: float, claimed_epsilon: float | None) -> tuple[float, float | None]:
     delta = check_delta("delta", delta)
     if claimed_epsilon is not None:
         claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon)
-    findings = []
-    for name, run in pairs.items():
-        try:
-            loss = forced_replay(run)
-        except ReplayDivergedError as err:
-            findings.append(PairFinding(name, math.inf, math.inf, math.inf, 0, 0, str(err)))
-            continue
-        findings.append(PairFinding(name, loss.epsilon(delta), loss.mu, loss.pure_epsilon,
-                                    loss.releases, loss.differing, loss.public_difference))
-    return EnvironmentAuditReport(claimed_epsilon, delta, tuple(findings))
+    return delta, claimed_epsilon
+
+
+def audit_pairs(pairs: Mapping[str, Callable[[int], Any]], delta: float,
+                claimed_epsilon: float | None = None, scope: str = "") -> EnvironmentAuditReport:
+    """Forced-replay every named pair; the report holds each pair's epsilon at `delta`."""
+    delta, claimed_epsilon = _checked(delta, claimed_epsilon)
+    findings = tuple(_finding(name, lambda run=run: forced_replay(run), delta)
+                     for name, run in pairs.items())
+    return EnvironmentAuditReport(claimed_epsilon, delta, findings, scope)
+
+
+def audit_replays(recorded: Recorded, neighbours: Mapping[str, Callable[[], Any]],
+                  delta: float, claimed_epsilon: float | None = None, scope: str = ""
+                  ) -> EnvironmentAuditReport:
+    """Force every named neighbour against one recording (`record`)."""
+    delta, claimed_epsilon = _checked(delta, claimed_epsilon)
+    findings = tuple(_finding(name, lambda run=run: replay(recorded, run), delta)
+                     for name, run in neighbours.items())
+    return EnvironmentAuditReport(claimed_epsilon, delta, findings, scope)

@@ -46,19 +46,37 @@ The report is an `AuditReport`: `tester` names the statistic that found the
 bound ("schedule", "values" or "values-gdp"), its one finding is
 distributional (the schedule is part of the view), and
 `details["statistics"]` lists every statistic's bound and evidence.
+
+What it can see.  A bound of 0 ("consistent, eps >= 0") is evidence of
+privacy only as far as the audit has power at its size, and the report
+says how far (`details["ceiling"]`, `details["power"]`):
+
+- ceiling: the largest bound `n` transcripts per world can ever give (every
+  test run separated perfectly);
+- power (`power=(eps_1, eps_2, ...)`): the same transcripts, each led by one
+  planted release of a known leak -- which world it came from (0 or 1) plus
+  Gaussian noise calibrated to (eps_i, delta), or Laplace noise of scale
+  1/eps_i when the claim is pure -- audited by the same statistics.  The
+  planted leak costs exactly eps_i, so the bound found on it is what the
+  audit can see of a leak that size among this algorithm's releases.  No
+  extra runs are made (the leak's noise comes from a child of `rng` drawn
+  after the worlds', so the main bound is unchanged).
 """
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.calibration import calibrate_gaussian_sigma
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
 
+from .binomial import cp_lower, cp_upper
 from .defaults import coerce_claim, coerce_rng
 from .events import EventSearchTester
 from .findings import DISTRIBUTIONAL, Finding
@@ -195,15 +213,52 @@ class Standardised:
     name: str = "standardised-difference"
 
     def fit(self, selection0: np.ndarray, selection1: np.ndarray) -> Projection:
-        x0 = selection0.reshape(len(selection0), -1)
-        x1 = selection1.reshape(len(selection1), -1)
-        gap = x1.mean(axis=0) - x0.mean(axis=0)
+        x0, x1, gap = _gap(selection0, selection1)
         var = 0.5 * (x0.var(axis=0) + x1.var(axis=0))
         scale = float(var.mean())
-        w = gap / (var + self.ridge * scale) if scale > 0 else gap
-        if not np.any(w):
-            w = np.ones_like(gap)  # no signal on the fit half: any direction will do
-        return Projection(w / np.linalg.norm(w), name=self.name)
+        return _direction(gap / (var + self.ridge * scale) if scale > 0 else gap, self.name)
+
+
+def _gap(selection0: np.ndarray, selection1: np.ndarray):
+    """(rows of world 0, rows of world 1, the mean difference) of two fit samples."""
+    x0 = selection0.reshape(len(selection0), -1)
+    x1 = selection1.reshape(len(selection1), -1)
+    return x0, x1, x1.mean(axis=0) - x0.mean(axis=0)
+
+
+def _direction(w: np.ndarray, name: str) -> Projection:
+    """The unit projection along `w` (any direction when the fit half shows no signal)."""
+    if not np.any(w):
+        w = np.ones_like(w)
+    return Projection(w / np.linalg.norm(w), name=name)
+
+
+def standardised(x0: np.ndarray, x1: np.ndarray, fit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both worlds' aligned values, each coordinate divided by its pooled standard deviation
+    on the fit halves (coordinates without spread there are left as they are): the
+    statistics' ridges, relative to the mean variance, then treat every coordinate alike,
+    so a precise coordinate among noisy ones keeps its weight."""
+    sd = np.sqrt(0.5 * (x0[:fit].var(axis=0) + x1[:fit].var(axis=0)))
+    sd[sd == 0] = 1.0
+    return x0 / sd, x1 / sd
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """The mean difference on the `keep` coordinates whose (standardised) gap is largest on
+    the fit half, zero elsewhere: a leak concentrated in a few released entries (one record
+    of one release) stands out of thousands of noisy ones, where a direction over all of
+    them drowns it."""
+
+    keep: int = 4
+    name: str = "largest-gaps"
+
+    def fit(self, selection0: np.ndarray, selection1: np.ndarray) -> Projection:
+        _, _, gap = _gap(selection0, selection1)
+        w = np.zeros_like(gap)
+        top = np.argsort(-np.abs(gap), kind="stable")[: self.keep]
+        w[top] = gap[top]
+        return _direction(w, self.name)
 
 
 def values_statistic(coordinates: int, fit_runs: int, ridge: float):
@@ -227,6 +282,7 @@ def audit_transcripts(
     pair: str = "world 0 and its neighbour 1",
     ridge: float = 0.1,
     gaussian: bool = False,
+    power: Sequence[float] = (),
 ) -> AuditReport:
     """Sample `n` whole transcripts per world and bound epsilon (see the module docstring).
 
@@ -236,6 +292,8 @@ def audit_transcripts(
     statistic, "values-gdp", when the claim's delta > 0): far tighter for algorithms
     whose noise is Gaussian, valid only if the score's trade-off curve is Gaussian
     (checked on the fit half; it falls back to the threshold bound otherwise).
+    power: the epsilons of known leaks planted in the same transcripts (see the module
+    docstring); `details["power"]` lists the bound found on each.
     """
     if not callable(sample):
         raise invalid("sample", sample, "a callable sample(which, rng) -> transcript")
@@ -244,13 +302,14 @@ def audit_transcripts(
     confidence = check_confidence(confidence)
     ridge = check_positive("ridge", ridge)
     rng = coerce_rng(rng)
+    power = tuple(check_positive("power", e) for e in power)
     start = time.perf_counter()
     worlds = [_draw(sample, which, g, n) for which, g in enumerate(rng.spawn(2))]
     fit = len(split_runs(np.empty(n), HALF, n, "n")[0])
     testers = {"values": ThresholdTester}
     if gaussian and claim.delta > 0:
         testers["values-gdp"] = GaussianDPTester
-    each = 1.0 - (1.0 - confidence) / (1 + len(testers))
+    each = 1.0 - (1.0 - confidence) / (2 + len(testers))  # schedule, sparse, the rest
     bounds = {"schedule": _schedule_bound(worlds, n, claim.delta, each),
               **_values_bounds(worlds, n, fit, ridge, testers, claim.delta, each)}
     found_by = max(bounds, key=lambda k: bounds[k].epsilon)  # the first of equals: schedule
@@ -260,7 +319,11 @@ def audit_transcripts(
                    confidence_per_statistic=each, fit_runs=fit, test_runs=n - fit,
                    statistics=[{"statistic": k, "epsilon_lower_bound": b.epsilon,
                                 "evidence": b.details.get("evidence", "")}
-                               for k, b in bounds.items()])
+                               for k, b in bounds.items()],
+                   ceiling=ceiling(n - fit, claim.delta, each))
+    if power:
+        details["power"] = _power(worlds, power, rng.spawn(1)[0], n, fit, ridge, testers,
+                                  claim.delta, each, bounds["schedule"].epsilon)
     return AuditReport(
         mechanism=name, relation=relation, pair=pair, claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta, claim_source=claim.source, tester=found_by,
@@ -269,6 +332,45 @@ def audit_transcripts(
         epsilon_lower_bound=float(best.epsilon), confidence=confidence, samples_per_side=n,
         pairs_tested=1, wall_time_s=time.perf_counter() - start, details=details,
         findings=[Finding(DISTRIBUTIONAL, float(best.epsilon), found_by, evidence)])
+
+
+# The planted leak's place: round 0 (so it leads every transcript) on a channel of its own
+PLANTED_CHANNEL = 2**31 - 1
+
+
+def planted(worlds: list[list[Transcript]], epsilon: float, delta: float,
+            rng: np.random.Generator) -> list[list[Transcript]]:
+    """The transcripts of both worlds, each led by one planted release of a known leak:
+    the world's index plus noise that makes it (epsilon, delta)-DP (Gaussian, the analytic
+    calibration at sensitivity 1), or epsilon-DP when delta is 0 (Laplace, scale 1/epsilon)."""
+    if delta > 0:
+        sigma = calibrate_gaussian_sigma(epsilon, delta, 1.0)
+        noise = [rng.normal(0.0, sigma, len(w)) for w in worlds]
+    else:
+        noise = [rng.laplace(0.0, 1.0 / epsilon, len(w)) for w in worlds]
+    return [[Transcript((Release(0, [which + z], PLANTED_CHANNEL), *t.releases))
+             for t, z in zip(w, noise[which], strict=True)] for which, w in enumerate(worlds)]
+
+
+def ceiling(test_runs: int, delta: float, confidence: float) -> float:
+    """The largest bound one statistic can give on `test_runs` runs per world at
+    `confidence`: every test run of one world in its event, none of the other's."""
+    alpha = (1.0 - confidence) / 2.0
+    hi = float(cp_lower(test_runs, test_runs, alpha))
+    lo = float(cp_upper(0, test_runs, alpha))
+    return max(0.0, math.log(max(hi - delta, 1e-300) / lo))
+
+
+def _power(worlds, power, rng, n, fit, ridge, testers, delta, confidence, schedule):
+    """The bound found on each planted leak (the schedule's bound is unchanged by it)."""
+    out = []
+    for epsilon, g in zip(power, rng.spawn(len(power)), strict=True):
+        found = _values_bounds(planted(worlds, epsilon, delta, g), n, fit, ridge, testers,
+                               delta, confidence)
+        out.append({"planted_epsilon": epsilon,
+                    "noise": "gaussian" if delta > 0 else "laplace",
+                    "epsilon_lower_bound": max(schedule, *(b.epsilon for b in found.values()))})
+    return out
 
 
 def _draw(sample, which: int, rng: np.random.Generator, n: int) -> list[Transcript]:
@@ -288,7 +390,10 @@ def _schedule_bound(worlds, n: int, delta: float, confidence: float):
 def _values_bounds(worlds, n: int, fit: int, ridge: float, testers: dict, delta: float,
                    confidence: float) -> dict:
     places = layout(worlds[0][:fit] + worlds[1][:fit])
-    x0, x1 = aligned(worlds[0], places), aligned(worlds[1], places)
+    x0, x1 = standardised(aligned(worlds[0], places), aligned(worlds[1], places), fit)
     statistic = values_statistic(x0.shape[1], fit, ridge)
-    return {name: tester(statistic, holdout=HALF, max_selection=n).bound(
+    out = {name: tester(statistic, holdout=HALF, max_selection=n).bound(
         x0, x1, delta=delta, confidence=confidence) for name, tester in testers.items()}
+    out["values-sparse"] = ThresholdTester(Sparse(), holdout=HALF, max_selection=n).bound(
+        x0, x1, delta=delta, confidence=confidence)
+    return out

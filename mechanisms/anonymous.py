@@ -27,7 +27,7 @@ from privbandit.accounting.validation import as_array, check_count, check_positi
 from ._checks import check_choice, check_rng
 from .errors import AnonymityError, OutOfBoundsError, ShapeError
 from .samplers import resolve_sampler
-from .tape import laplace_loss, tap
+from .tape import constructed, laplace_loss, tap
 
 PAD = -1
 
@@ -152,6 +152,7 @@ class KAnonymousAggregator:
             raise invalid("require_play", require_play, "True or False")
         # played, unreleased rounds: [assignment (N,), rounds left]; None: not tied to play
         self._played: list[list] | None = [] if require_play else None
+        constructed(self)
 
     def _make_event(self) -> PrivacyEvent:
         if self._epsilon is None:

@@ -18,7 +18,7 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_rng, describe, real_array
 from .errors import ShapeError
 from .samplers import Sampler, resolve_sampler
-from .tape import tap, whiten_symmetric
+from .tape import constructed, tap, whiten_symmetric
 
 DEFAULT_MAX_ENTRIES = 2**20
 # relative asymmetry tolerated (and removed) in symmetric inputs
@@ -47,6 +47,7 @@ class _GaussianBase:
         for name, value in (("_sigma", sigma), ("_sensitivity", sens), ("_sampler", sampler),
                             ("_max_entries", max_entries), ("_event", event)):
             object.__setattr__(self, name, value)
+        constructed(self)
 
     @classmethod
     def from_privacy(

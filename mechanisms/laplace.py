@@ -16,7 +16,7 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_choice, check_interval, check_rng, describe, real_array
 from .errors import OutOfBoundsError, ShapeError
 from .samplers import Sampler, resolve_sampler
-from .tape import laplace_loss, tap
+from .tape import constructed, laplace_loss, tap
 
 _UNIT_ROUNDOFF = 2.0**-53
 
@@ -98,6 +98,7 @@ class LaplaceMeans:
                             ("_mode", mode), ("_sampler", sampler),
                             ("_event", LaplaceEvent(sens / eps, sens))):
             object.__setattr__(self, name, value)
+        constructed(self)
 
     def __setattr__(self, name, value):
         raise AttributeError("LaplaceMeans is immutable")

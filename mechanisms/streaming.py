@@ -39,7 +39,7 @@ from . import noise_bounds
 from ._checks import check_choice, check_rng, check_shape, real_array
 from .errors import HorizonExceededError, OutOfBoundsError
 from .samplers import Sampler, resolve_sampler
-from .tape import tap, whiten_symmetric
+from .tape import constructed, tap, whiten_symmetric
 
 UNIT_ROUNDOFF = 2.0**-53
 # relative asymmetry tolerated (and removed) in symmetric increments
@@ -115,6 +115,7 @@ class ContinualRelease(ABC):
         self._event = self._event_for(self._sigma, self._event_sensitivity)
         self._steps = 0
         self._clipped = 0
+        constructed(self)
 
     # -- hooks ----------------------------------------------------------------------
     _nodes: int = 1

@@ -3,31 +3,45 @@
 No tape is active by default (each release then pays one context-variable
 read).  Inside `recording(tape)` every release of a mechanism of this layer
 appends an entry: the mechanism, the value it noised (its pre-noise input,
-after clipping) and the output it released.  Inside `recording(tape)` with
-`tape = Tape(forced=first)`, the i-th release returns the output the first
-run released at position i instead of its own (it still draws its noise, so
-generators stay in step) and records its own pre-noise value.
+after clipping), the output it released and the round being played when it
+left (`Tape.mark`, set by whoever drives the run; None when unmarked).
+Inside `recording(tape)` with `tape = Tape(forced=first)`, the i-th release
+returns the output the first run released at position i instead of its own
+(it still draws its noise, so generators stay in step) and records its own
+pre-noise value.
 
 Comparing the two tapes release by release (`pair_loss`) gives the privacy
 loss of one neighbouring pair as adaptive composition counts it: along the
 forced path every later input is a function of the same outputs, so each
 mechanism's pre-noise difference is exactly what its noise must hide.  A run
-whose releases differ in number, mechanism or shape diverged: its release
-schedule depends on the data, and no finite loss is certified
-(`ReplayDivergedError`).
+whose releases differ in number, mechanism, shape or round, or whose
+mechanisms do not pair one to one with the recorded run's (which unit
+releases), diverged: its release schedule depends on the data, and no finite
+loss is certified (`ReplayDivergedError`).
 
 Public values.  Under the interactive relation some released values need no
 noise: a record whose action came from public information and earlier
 releases has the same features in both neighbours along a forced transcript,
-so its Gram matrix is public.  `PublicValue.release(value)` puts such a value
-on the tape unnoised; the pair's loss reads it exactly: equal in both runs
-costs nothing, any difference is an unbounded loss (the value was not public
-after all), reported with the first differing release (`PairLoss.public_difference`).
+so its Gram matrix is public; so is every message's metadata (who sent what
+to whom, when, how big) and every cluster or flag computed from releases.
+`PublicValue.release(value)` puts such a value on the tape unnoised; the
+pair's loss reads it exactly: equal in both runs costs nothing, any
+difference is an unbounded loss (the value was not public after all),
+reported with the first differing release (`PairLoss.public_difference`).
+
+What an audit reads besides releases (each costs one context-variable read
+when no tape is active): every mechanism constructed while recording
+(`constructed`, `Tape.mechanisms`: the audit checks that what the ledgers paid
+for was released on the tape), and declarations that the data of the round
+being played entered a mechanism's next release (`feeds`, `Tape.declared`:
+which rounds' records are released, with public facts such as a unit's
+released cluster spanning other parties; the audit chooses its flips there).
 """
 from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,19 +61,44 @@ class ReplayDivergedError(RuntimeError):
 
 @dataclass
 class Entry:
-    """One release: the mechanism, its pre-noise value, and what was released."""
+    """One release: the mechanism, its pre-noise value, what was released, and the round
+    being played when it left (None: the tape was not marked)."""
 
     mechanism: Any
     value: np.ndarray
     output: np.ndarray
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A declaration (`feeds`): the data of round `round` entered `mechanism`, whose next
+    release after the first `position` releases of the tape carries it; `facts`: public
+    facts about the record (e.g. merged=True)."""
+
+    mechanism: Any
+    round: int | None
+    position: int
+    facts: dict
 
 
 @dataclass
 class Tape:
-    """The releases of one run, in order; `forced`: the recorded run to replay against."""
+    """The releases of one run, in order; `forced`: the recorded run to replay against.
+
+    mechanisms: every mechanism constructed while recording (`constructed`);
+    declared: every `feeds` declaration; now: the round being played (`mark`).
+    """
 
     forced: Tape | None = None
     entries: list[Entry] = field(default_factory=list)
+    mechanisms: list[Any] = field(default_factory=list)
+    declared: list[Feed] = field(default_factory=list)
+    now: int | None = None
+
+    def mark(self, t: int) -> None:
+        """Round t is being played: later releases and declarations are stamped with it."""
+        self.now = int(t)
 
     def release(self, mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
         """Record one release; return what is released (the recorded output when forcing)."""
@@ -69,13 +108,28 @@ class Tape:
             if ref is None or type(ref.mechanism) is not type(mechanism) or (
                     ref.value.shape != np.shape(value)):
                 raise ReplayDivergedError(
-                    f"release {i} of the replay ({type(mechanism).__name__}, shape "
-                    f"{np.shape(value)}) has no counterpart in the recorded run "
-                    f"({len(self.forced.entries)} releases): release times or shapes depend "
-                    "on the data")
+                    f"release {i} of the replay ({describe_release(mechanism, value)}) has no "
+                    f"counterpart in the recorded run ("
+                    + ("it made only " + str(len(self.forced.entries)) + " releases"
+                       if ref is None else describe_release(ref.mechanism, ref.value))
+                    + "): release times or shapes depend on the data")
+            if ref.round is not None and self.now is not None and ref.round != self.now:
+                raise ReplayDivergedError(
+                    f"release {i} ({describe_release(mechanism, value)}) left at round "
+                    f"{self.now} in the replay and at round {ref.round} in the recorded run: "
+                    "release times depend on the data")
             output = ref.output.copy()
-        self.entries.append(Entry(mechanism, np.array(value, dtype=float), np.array(output)))
+        self.entries.append(Entry(mechanism, np.array(value, dtype=float), np.array(output),
+                                  self.now))
         return output
+
+    def released_feeds(self) -> list[Feed]:
+        """The declarations whose mechanism released after them on this tape (the rounds
+        whose data reached a release), in order."""
+        last: dict[int, int] = {}
+        for i, e in enumerate(self.entries):
+            last[id(e.mechanism)] = i
+        return [f for f in self.declared if last.get(id(f.mechanism), -1) >= f.position]
 
 
 def active() -> Tape | None:
@@ -87,6 +141,23 @@ def tap(mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
     """What a mechanism releases: `output`, or the forced output inside a replay."""
     tape = _ACTIVE.get()
     return output if tape is None else tape.release(mechanism, value, output)
+
+
+def constructed(mechanism: Any) -> None:
+    """A mechanism was built: listed on the active tape (`Tape.mechanisms`), if any."""
+    tape = _ACTIVE.get()
+    if tape is not None:
+        tape.mechanisms.append(mechanism)
+
+
+def feeds(mechanism: Any, **facts: Any) -> None:
+    """Declare that the data of the round being played enters `mechanism`'s next release;
+    `facts`: public facts about that record (e.g. merged=True: the unit's released cluster
+    spans other parties).  What an audit chooses its flips from (`Tape.released_feeds`); a
+    declaration has no effect on the run and costs one context-variable read without a tape."""
+    tape = _ACTIVE.get()
+    if tape is not None:
+        tape.declared.append(Feed(mechanism, tape.now, len(tape.entries), facts))
 
 
 @contextlib.contextmanager
@@ -103,24 +174,37 @@ def recording(tape: Tape):
 
 class PublicValue:
     """A channel of values released WITHOUT noise because the neighbouring relation makes
-    them public (e.g. the Gram matrix of records whose actions came from released data).
+    them public (e.g. the Gram matrix of records whose actions came from released data,
+    a message's metadata, clusters computed from releases).
 
     Guarantee: none of its own -- it claims the value is equal in neighbouring
     inputs along any forced transcript, and costs nothing only then.  The
     end-to-end audit checks the claim: a public value that differs between
     neighbours is an unbounded loss (`pair_loss`).  `channel` names the value
-    in reports.
+    in reports; `describe(value) -> str` (optional) reads one value in words
+    for the report of the first difference.
     """
 
-    def __init__(self, channel: str) -> None:
+    def __init__(self, channel: str, describe: Callable[[np.ndarray], str] | None = None
+                 ) -> None:
         if not isinstance(channel, str) or not channel:
             raise invalid("channel", channel, "a non-empty name of the public value")
-        self.channel = channel
+        if describe is not None and not callable(describe):
+            raise invalid("describe", describe, "None or a callable value -> str")
+        self.channel, self._describe = channel, describe
 
     def release(self, value: np.ndarray) -> np.ndarray:
         """Release `value` as it is (the recorded run's value inside a forced replay)."""
         value = np.asarray(value, dtype=float)
         return tap(self, value, value)
+
+    def describe(self, value: np.ndarray) -> str:
+        """One released value in words (its channel and entries unless told otherwise)."""
+        if self._describe is not None:
+            return self._describe(np.asarray(value))
+        flat = np.ravel(value)
+        shown = np.array2string(flat[:8], precision=4, separator=", ")
+        return f"{self.channel} {shown}{' ...' if flat.size > 8 else ''}"
 
     def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]
                   ) -> tuple[float, float]:
@@ -129,6 +213,14 @@ class PublicValue:
 
     def __repr__(self) -> str:
         return f"PublicValue({self.channel!r})"
+
+
+def describe_release(mechanism: Any, value: np.ndarray) -> str:
+    """A release in words: a public value read by its channel, else the mechanism's type and
+    the shape of its pre-noise value."""
+    if isinstance(mechanism, PublicValue):
+        return f"public {mechanism.describe(value)}"
+    return f"{type(mechanism).__name__}, shape {np.shape(value)}"
 
 
 def first_difference(first: list[np.ndarray], second: list[np.ndarray]) -> int | None:
@@ -146,9 +238,10 @@ class PairLoss:
     mu: the Gaussian-DP parameter of every Gaussian release together (the
     square root of the sum of squared per-mechanism mus); pure_epsilon: the
     sum of the pure-DP losses (Laplace releases); releases: how many releases
-    were compared; differing: how many had different pre-noise values;
-    public_difference: the first public value (`PublicValue`) that differs
-    between the runs, described ("" when none does; then mu is inf).
+    were compared (public values included); differing: how many had different
+    pre-noise values; public_difference: the first public value (`PublicValue`)
+    that differs between the runs, described ("" when none does; then mu is
+    inf); public: how many of the releases were public values.
     """
 
     mu: float
@@ -156,6 +249,7 @@ class PairLoss:
     releases: int
     differing: int
     public_difference: str = ""
+    public: int = 0
 
     def epsilon(self, delta: float) -> float:
         """epsilon at `delta`: the exact Gaussian-DP conversion plus the pure part (basic
@@ -192,6 +286,10 @@ def pair_loss(first: Tape, second: Tape) -> PairLoss:
     Releases are grouped by mechanism (a continual-release stream is one
     mechanism over all its steps) and each group is read by its mechanism's
     `pair_loss(values_first, values_second) -> (mu_squared, pure_epsilon)`.
+    The mechanisms of the two runs must pair one to one in both directions
+    (each replayed mechanism releases only where one recorded mechanism did,
+    and that one only where it does): else which unit releases depends on the
+    data (`ReplayDivergedError`).
     """
     if len(first.entries) != len(second.entries):
         raise ReplayDivergedError(
@@ -199,25 +297,36 @@ def pair_loss(first: Tape, second: Tape) -> PairLoss:
             f"{len(first.entries)}: release times depend on the data")
     groups: dict[int, tuple[Any, list[np.ndarray], list[np.ndarray]]] = {}
     twin: dict[int, int] = {}  # the replay's mechanism -> the recorded run's
-    differing = 0
+    back: dict[int, int] = {}  # the recorded run's mechanism -> the replay's
+    differing = public_count = 0
     public = ""
     for i, (a, b) in enumerate(zip(first.entries, second.entries, strict=True)):
-        if twin.setdefault(id(b.mechanism), id(a.mechanism)) != id(a.mechanism):
+        if (twin.setdefault(id(b.mechanism), id(a.mechanism)) != id(a.mechanism)
+                or back.setdefault(id(a.mechanism), id(b.mechanism)) != id(b.mechanism)):
             raise ReplayDivergedError(
-                f"release {i}: the replay's mechanism released in another recorded stream's "
-                "place (which unit releases depends on the data)")
+                f"release {i} ({describe_release(a.mechanism, a.value)}): the two runs' "
+                "mechanisms do not pair one to one (which unit releases depends on the data)")
         _, va, vb = groups.setdefault(id(a.mechanism), (a.mechanism, [], []))
         va.append(a.value)
         vb.append(b.value)
-        same = np.array_equal(a.value, b.value)
+        same = a.value.shape == b.value.shape and np.array_equal(a.value, b.value)
         differing += int(not same)
-        if not same and not public and isinstance(a.mechanism, PublicValue):
-            gap = float(np.max(np.abs(a.value - b.value)))
-            public = (f"release {i}: public value {a.mechanism.channel!r} differs between "
-                      f"the neighbours (largest entry difference {gap:.3g})")
+        if isinstance(a.mechanism, PublicValue):
+            public_count += 1
+            if not same and not public:
+                public = (f"release {i}: public value {a.mechanism.channel!r} differs between "
+                          f"the neighbours: {a.mechanism.describe(a.value)} in the recorded "
+                          f"run, {b.mechanism.describe(b.value)} in the replay"
+                          + _largest_gap(a.value, b.value))
     mu2 = pure = 0.0
     for mechanism, va, vb in groups.values():
         m2, eps = mechanism.pair_loss(va, vb)
         mu2 += m2
         pure += eps
-    return PairLoss(math.sqrt(mu2), pure, len(first.entries), differing, public)
+    return PairLoss(math.sqrt(mu2), pure, len(first.entries), differing, public, public_count)
+
+
+def _largest_gap(a: np.ndarray, b: np.ndarray) -> str:
+    if a.shape != b.shape:
+        return f" (shapes {a.shape} and {b.shape})"
+    return f" (largest entry difference {float(np.max(np.abs(a - b))):.3g})"

@@ -10,7 +10,8 @@ too) with the default battery of testers, each case at its own sample budget
 unless `--samples` is given, prints a table, adds the attacks on the two
 non-DP protections (masks, k-anonymity), and writes everything as JSON.  Exit
 status: 0 when every verdict is as expected, 1 on a violation by a correct
-mechanism or an expected violation that was not found.  The table's "dist"
+mechanism, an expected violation that was not found, or an end-to-end audit
+that is inconclusive (no flip touched a release).  The table's "dist"
 and "float" columns give each kind of finding its own bound, and "kind"
 names the kinds in violation (distributional: the mathematics;
 floating-point: the sampler); `--distributional-only` searches the first
@@ -106,7 +107,8 @@ def _write_json(path: str, data: dict) -> None:
 
 def _end_to_end(failures: list[str]) -> dict[str, Any]:
     """Forced-replay audits of the registry's private algorithms; a violated interactive
-    claim is a failure."""
+    claim is a failure, and so is an audit in which no flip touched a release
+    (inconclusive: it tested nothing)."""
     from privbandit.endtoend import audit_registry
 
     out = {}
@@ -114,23 +116,27 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
         print(f"end to end {name}: {report.describe()}")
         worst = report.worst
         out[name] = {"verdict": report.verdict, "claimed_epsilon": report.claimed_epsilon,
-                     "delta": report.delta,
+                     "delta": report.delta, "flips": len(report.findings),
+                     "flips_touching_releases": report.touched, "scope": report.scope,
                      "worst_epsilon": None if worst is None or worst.diverged else worst.epsilon}
         if report.verdict == "violation":
             failures.append(f"end to end {name}: {worst.describe()}")
+        elif report.verdict == "inconclusive":
+            failures.append(f"end to end {name}: inconclusive, no flip touched a release "
+                            f"({len(report.findings)} tried)")
     return out
 
 
 def _black_box(n: int, seed: int, confidence: float, failures: list[str]) -> dict[str, Any]:
-    """Sampled-transcript audits of the registry's private algorithms; a violated
-    interactive claim is a failure."""
-    from privbandit.transcripts import audit_registry_transcripts
+    """Sampled-transcript audits of the registry's private algorithms, each with its power on
+    planted leaks at its size; a violated interactive claim is a failure."""
+    from privbandit.transcripts import audit_registry_transcripts, power_line
 
     out: dict[str, Any] = {}
     for name, report in audit_registry_transcripts(n, rng=seed, confidence=confidence).items():
         print(f"black box {name}: {report.verdict}, epsilon >= "
               f"{report.epsilon_lower_bound:.3g} against {report.claimed_epsilon:g} "
-              f"({report.samples_per_side} transcripts per world)")
+              f"({report.samples_per_side} transcripts per world); {power_line(report)}")
         out[name] = report.to_dict()
         if report.violation:
             failures.append(f"black box {name}: epsilon >= {report.epsilon_lower_bound:.3g}")

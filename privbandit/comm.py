@@ -19,6 +19,15 @@ the message that carries it is then logged here.  The log counts messages
 and bytes by direction (and by sending party when the sender is given) and
 the rounds in which anything was sent; the run loop reads it as an observer
 (`runtime.observers.Communication`) into `RunResult.comm` and `comm_rounds`.
+
+Every message's metadata -- direction, sender, receiver, round, count, bytes --
+is what other parties see whatever the payload's noise, so it is part of the
+view of every privacy statement.  Inside an end-to-end audit (a tape is
+active, `privbandit.mechanisms.tape`) each `record` puts that metadata on the
+tape as a public value (`PublicValue("communication")`), and the forced
+replay reports any difference between neighbours as an unbounded loss, with
+the first differing message.  Outside an audit this costs one
+context-variable read per record.
 """
 from __future__ import annotations
 
@@ -27,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.validation import check_count
+from privbandit.mechanisms.tape import PublicValue, active
 
 from .errors import config_error
 
@@ -48,10 +58,11 @@ def payload_bytes(*arrays: Any) -> int:
 class CommLog:
     """Counts of messages and bytes per direction (and sender), and the rounds that communicated.
 
-    `record(direction, messages=1, nbytes=0, round=None, sender=None)`:
+    `record(direction, messages=1, nbytes=0, round=None, sender=None, receiver=None)`:
     `round` is the time step (or epoch) of the exchange; a round is counted
     once however many messages it carries.  Records without a round count
-    messages and bytes but no round.
+    messages and bytes but no round.  Inside an audit every record is also a
+    public value on the tape (the module docstring).
     """
 
     def __init__(self) -> None:
@@ -59,20 +70,24 @@ class CommLog:
         self._bytes = dict.fromkeys(DIRECTIONS, 0)
         self._by_party: dict[str, list[int]] = {}
         self._rounds: set[int] = set()
+        self._public: PublicValue | None = None  # made when first recorded inside an audit
+        self._names: list[str] = []  # party names by code, for the public events
 
     def record(
         self, direction: str, messages: int = 1, nbytes: int = 0, round: int | None = None,
-        sender: str | None = None,
+        sender: str | None = None, receiver: str | None = None,
     ) -> None:
-        """Add `messages` messages totalling `nbytes` bytes in `direction` at `round`."""
+        """Add `messages` messages totalling `nbytes` bytes in `direction` at `round`, from
+        `sender` to `receiver` (party names, None when not told)."""
         if direction not in self._messages:
             raise config_error("direction", direction, f"one of {DIRECTIONS}")
         if not (type(messages) is int and messages >= 0):  # fast path: a plain count
             messages = check_count("messages", messages, minimum=0)
         if not (type(nbytes) is int and nbytes >= 0):
             nbytes = check_count("nbytes", nbytes, minimum=0)
-        if sender is not None and (not isinstance(sender, str) or not sender):
-            raise config_error("sender", sender, "None or a party's name")
+        for name, who in (("sender", sender), ("receiver", receiver)):
+            if who is not None and (not isinstance(who, str) or not who):
+                raise config_error(name, who, "None or a party's name")
         if round is not None and messages > 0:
             if not (type(round) is int and round >= 0):
                 round = check_count("round", round, minimum=0)
@@ -83,6 +98,34 @@ class CommLog:
             counts = self._by_party.setdefault(sender, [0, 0])
             counts[0] += messages
             counts[1] += nbytes
+        if active() is not None:
+            self._view().release(np.array(
+                [DIRECTIONS.index(direction), messages, nbytes, -1 if round is None else round,
+                 self._code(sender), self._code(receiver)], dtype=float))
+
+    # -- the metadata as public values (inside an audit) -----------------------------------
+    def _view(self) -> PublicValue:
+        if self._public is None:
+            self._public = PublicValue("communication", self._describe)
+        return self._public
+
+    def _code(self, name: str | None) -> int:
+        if name is None:
+            return -1
+        if name not in self._names:
+            self._names.append(name)
+        return self._names.index(name)
+
+    def _describe(self, event: np.ndarray) -> str:
+        """One public communication event in words."""
+        codes = [int(v) for v in event]
+        if codes[0] == len(DIRECTIONS):
+            return f"rounds marked as communicating {codes[1:]}"
+        d, m, b, r, s, t = codes
+        return (f"{DIRECTIONS[d]} of {m} message(s), {b} bytes"
+                + ("" if s < 0 else f", from {self._names[s]}")
+                + ("" if t < 0 else f" to {self._names[t]}")
+                + ("" if r < 0 else f", at round {r}"))
 
     def mark_rounds(self, rounds: Any) -> None:
         """Count `rounds` (integers >= 0) as rounds that communicated, for messages
@@ -91,6 +134,8 @@ class CommLog:
         if r.size and r.min() < 0:
             raise config_error("rounds", int(r.min()), "round indices >= 0")
         self._rounds.update(r.tolist())
+        if active() is not None:
+            self._view().release(np.concatenate(([len(DIRECTIONS)], r)).astype(float))
 
     @property
     def rounds(self) -> int:

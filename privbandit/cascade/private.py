@@ -102,7 +102,8 @@ from .algorithm import FederatedCascadeUCB
 from .radius import lemma6_beta
 from .server import CascadeServer
 
-UNIT = "one observation (examined items and click) of one round of one agent, replace-one"
+UNIT = ("one user-round's click feedback in the environment (its examined items and click), "
+        "actions adapting")
 
 
 @dataclass(frozen=True)

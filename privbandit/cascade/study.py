@@ -142,10 +142,12 @@ ENTRIES = (
     _entry("noauxiliary", "seed 001: FedC3UCB-H without auxiliary comms"),
     _entry("fedlinucb", "seed 001 baseline: one shared model (He et al. 2022), cascading lists"),
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
-    _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads (record-level DP)",
+    _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads; (epsilon, "
+           "delta)-DP for one user-round's click feedback, actions adapting (interactive)",
            private=True, needs_delta=True, calibrations=("tight", "paper")),
     _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
-           "releases of cluster mates (record-level DP)", private=True, needs_delta=True),
+           "releases of cluster mates; (epsilon, delta)-DP for one user-round's click feedback "
+           "seen from outside its agent (interactive)", private=True, needs_delta=True),
 )
 for _e in ENTRIES:
     register_algorithm(_e)

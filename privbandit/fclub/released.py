@@ -173,7 +173,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       self.config.item_bound, action, feedback)
         self._checked = None
         y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
-        self.streams.observe(user, PublicFeatures(x[None], by=PUBLIC), y)
+        self.streams.observe(user, PublicFeatures(x[None], by=PUBLIC), y,
+                             merged=bool(self._spans[user]))
         if self.schedule.is_release(t):
             self._release(t)
 
@@ -238,6 +239,9 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                         for k in range(int(self._cluster_of.max()) + 1)]
         smallest = np.array([g.min() for g in self._groups])
         self.labels = smallest[self._cluster_of]
+        # public: whose released cluster spans other servers (what an audit flips, too)
+        spans = np.array([np.unique(self.server[g]).size > 1 for g in self._groups])
+        self._spans = spans[self._cluster_of]
         self._max_clusters = max(self._max_clusters, len(self._groups))
         self._models()
 

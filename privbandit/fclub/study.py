@@ -123,7 +123,9 @@ _DESCRIPTIONS = {
                     "releases, exact public Gram (interactive DP); preset 'paper': "
                     "tree-noised full statistics, CDP over realised sequences only",
     "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
-                     "continual releases of other servers' users (record-level DP)",
+                     "continual releases of other servers' users; (epsilon, delta)-DP for "
+                     "one user-round's reward seen from outside its server (interactive; "
+                     "a server's own users are not protected from each other)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
     "linucb-per-user": "LinUCB (OFUL) with one model per user",

@@ -7,7 +7,8 @@ server (CDP), by the GIS protocol over a graph (DDP), or by SAC into sinks that
 upload to a server (HDP).  Arms whose average is 2 C(r) below the best are
 eliminated; with one arm left (or R epochs spent) everyone plays the best arm
 to the horizon.  While a decentralized or hybrid exchange lasts its t_r slots
-the agents play their own empirically best arm.  S(r) and C(r):
+each agent plays the best arm of its own running private means (released
+values only: every pull follows released means).  S(r) and C(r):
 `schedule.py` (privbandit's constants).
 
 Privacy guarantee (every algorithm here)
@@ -19,8 +20,9 @@ Privacy guarantee (every algorithm here)
     charged to the agent's epoch ledger before the release; parallel
     composition over disjoint epochs gives epsilon for the whole transcript.
     Assumptions: rewards in [0, 1]; the exploitation and commit pulls are
-    never released; the default sampler (`privbandit.privacy.DEFAULT_SAMPLER`,
-    today the fast NumPy one, for simulation) is not floating-point safe and
+    never released and follow released means only (interactive relation); the
+    default sampler (`privbandit.privacy.DEFAULT_SAMPLER`, today the fast NumPy
+    one, for simulation) is not floating-point safe and
     the statement says so; `sampler="exact"` (or None) is.  Source: Li & Song,
     Alg. 1 line 7 and Theorem 1; audited in `fedmab.audit`.
 """

@@ -127,7 +127,6 @@ class EpochProtocol(StepProtocol):
                 "the agent"))
         self._log = CommLog()
         self._ybar = np.zeros((m, k))  # running private means (eq. 6)
-        self._raw = np.zeros((m, k))  # each agent's own reward sums, for local exploitation
         self._active = np.arange(k)
         self.records: list[EpochRecord] = []
         self._prev, self._best, self._epoch = 0, 0, 0
@@ -159,14 +158,15 @@ class EpochProtocol(StepProtocol):
         yhat = mechanism.release_means(sums / n, self._noise_rng)
         ybar = self._ybar
         ybar[:, active] = (self._prev / size) * ybar[:, active] + (n / size) * yhat
-        self._raw[:, active] += sums
         self._prev = size
         if state.done:
             self._exploring = False  # no time left to use what would be exchanged
             return
         at = state.t  # the round the epoch's exchange starts: it labels its messages
         ex = self.network.exchange(ybar[:, active], at, self._protocol_rng, self._log)
-        local_best = active[np.argmax(self._raw[:, active], axis=1)]
+        # while the exchange lasts each agent plays the best arm of its own running private
+        # means: released values only, as every pull must be (the interactive statement)
+        local_best = active[np.argmax(ybar[:, active], axis=1)]
         state.play(local_best, ex.delay)
         radius = self.schedule.radii[r - 1]
         keep = ex.mean.max() - ex.mean < 2.0 * radius

@@ -36,6 +36,7 @@ import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.reward_only import PublicFeatures
+from privbandit.mechanisms.tape import active, feeds
 
 from ..errors import config_error
 from ..privacy import sampler_name
@@ -92,18 +93,23 @@ class PartyStreams:
     def n_units(self) -> int:
         return self.party_of.size
 
-    def observe(self, unit: int, zz: np.ndarray) -> None:
-        """Keep one round's statistic of `unit` (a record: z z^T, summed over its items)."""
+    def observe(self, unit: int, zz: np.ndarray, **facts) -> None:
+        """Keep one round's statistic of `unit` (a record: z z^T, summed over its items); it
+        enters the unit's stream at the next release.  `facts`: public facts about the
+        record, declared with it to an end-to-end audit (`mechanisms.tape.feeds`: the
+        audit flips rounds whose records are released)."""
+        if active() is not None:
+            feeds(self.streams[unit], unit=int(unit), party=int(self.party_of[unit]), **facts)
         i, buffer = self._pending_counts[unit], self._records[unit]
         if i == buffer.shape[0]:
             buffer = self._records[unit] = np.concatenate((buffer, np.empty_like(buffer)))
         buffer[i] = zz
         self._pending_counts[unit] = i + 1
 
-    def enter(self, unit: int, statistic: np.ndarray, *, by: str) -> None:
+    def enter(self, unit: int, statistic: np.ndarray, *, by: str, **facts) -> None:
         """Keep a record whose action came from released data (`by` says how; a full
-        statistic is released noised whatever its features)."""
-        self.observe(unit, statistic)
+        statistic is released noised whatever its features); `facts` as `observe`."""
+        self.observe(unit, statistic, **facts)
 
     def group_model(self, group: np.ndarray, ridge: NoisyRidge) -> RidgeModel | None:
         """The ridge model of the released prefixes of `group`'s units with data (None if
@@ -215,11 +221,11 @@ class RewardStreams:
         """Records `unit` has entered so far, released or waiting (public)."""
         return int(self.counts[unit] + self._pending_counts[unit])
 
-    def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str) -> None:
+    def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str, **facts) -> None:
         """Keep the record (x, y) of a round whose action came from released data (`by`
-        says how: the features are marked public with it)."""
+        says how: the features are marked public with it); `facts` as `observe`."""
         x, y = record
-        self.observe(unit, PublicFeatures(np.asarray(x, dtype=float)[None], by=by), y)
+        self.observe(unit, PublicFeatures(np.asarray(x, dtype=float)[None], by=by), y, **facts)
 
     def group_model(self, group: np.ndarray, ridge: RewardNoiseRidge) -> ExactGramModel | None:
         """The model of the released prefixes of `group`'s units with data (None if none
@@ -246,12 +252,17 @@ class RewardStreams:
         """Each unit's per-entry noise variance (all equal: every unit steps together)."""
         return np.full(self.n_units, self.variance)
 
-    def observe(self, unit: int, features: PublicFeatures, reward: float) -> None:
-        """Keep one public record (a (1, d) `PublicFeatures`) and its reward for `unit`."""
+    def observe(self, unit: int, features: PublicFeatures, reward: float, **facts) -> None:
+        """Keep one public record (a (1, d) `PublicFeatures`) and its reward for `unit`;
+        `facts`: public facts about the record, declared to an end-to-end audit as
+        `PartyStreams.observe` does."""
         if not isinstance(features, PublicFeatures) or len(features) != 1:
             raise config_error("features", type(features).__name__,
                                "PublicFeatures of one record (its action came from released "
                                "data)")
+        if active() is not None:
+            feeds(self.streams[unit].mechanism, unit=int(unit),
+                  party=int(self.party_of[unit]), **facts)
         i = self._pending
         if i == self._y.size:
             self._x = np.concatenate((self._x, np.empty_like(self._x)))

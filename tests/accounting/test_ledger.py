@@ -103,3 +103,17 @@ def test_long_runs_stay_cheap_and_serialisable():
 def test_a_used_accountant_is_not_a_budget():
     with pytest.raises(ValueError, match="a fresh accountant with no events"):
         Ledger("u", 1.0, accountant=make_accountant("pure-dp").compose(LaplaceEvent(1.0, 1.0)))
+
+
+def test_recording_charges_lists_every_charge_that_lands_and_none_that_is_refused():
+    from privbandit.accounting.ledger import recording_charges
+
+    event = LaplaceEvent(1.0, 1.0)
+    ledger = Ledger("unit", 2.0)
+    ledger.charge(event)  # outside the block: not listed
+    with recording_charges() as charges:
+        ledger.charge(event)
+        with pytest.raises(BudgetExceededError):
+            ledger.charge(event)
+    Ledger("other", 1.0).charge(event)  # after the block: not listed
+    assert charges == [("unit", event, 1)]

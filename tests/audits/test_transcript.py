@@ -160,3 +160,40 @@ def test_transcripts_align_on_their_fit_half_and_their_schedule_is_a_row():
 def test_bad_input_is_refused_naming_the_value(build, match):
     with pytest.raises(InvalidParameterError, match=match):
         build()
+
+
+def quiet(which, rng):
+    """A toy that leaks next to nothing: two noisy releases, the first shifted by 0.1."""
+    return [(0, [0.1 * which + rng.normal()]), (1, rng.normal(size=3))]
+
+
+def test_planted_leaks_measure_what_the_audit_can_see_at_its_size():
+    """The same transcripts with a known leak planted: the bound found grows with the leak,
+    never passes the ceiling of the size, and the audit's own bound is unchanged."""
+    plain = audit_transcripts(quiet, 300, CLAIM, rng=1)
+    report = audit_transcripts(quiet, 300, CLAIM, rng=1, power=(1.0, 64.0))
+    assert report.epsilon_lower_bound == plain.epsilon_lower_bound
+    found = [p["epsilon_lower_bound"] for p in report.details["power"]]
+    ceiling = report.details["ceiling"]
+    assert found[0] <= CLAIM.epsilon < found[1] <= ceiling  # a large leak is seen
+    assert [p["noise"] for p in report.details["power"]] == ["gaussian", "gaussian"]
+    test_runs = report.details["test_runs"]
+    alpha = (1 - report.details["confidence_per_statistic"]) / 2
+    assert ceiling == pytest.approx(math.log((cp_lower(test_runs, test_runs, alpha) - DELTA)
+                                             / cp_upper(0, test_runs, alpha)))
+    pure = audit_transcripts(quiet, 16, (1.0, 0.0), rng=1, power=(4.0,))
+    assert pure.details["power"][0]["noise"] == "laplace"
+
+
+def test_a_leak_in_one_entry_among_many_noisy_ones_is_seen_by_the_sparse_statistic():
+    """2,000 noisy coordinates and one whose mean moves by 4 standard deviations: the
+    direction over all of them drowns it at 100 fit runs per world; the four largest
+    gaps of the fit half hold it."""
+    def sample(which, rng):
+        values = rng.normal(0.0, 1.0, 2001)
+        values[2000] += 4.0 * which
+        return [(0, values)]
+    report = audit_transcripts(sample, 200, CLAIM, rng=4)
+    by = {s["statistic"]: s["epsilon_lower_bound"] for s in report.details["statistics"]}
+    assert report.verdict == "violation" and report.tester == "values-sparse"
+    assert by["values-sparse"] > 1.5 > CLAIM.epsilon > by["values"]

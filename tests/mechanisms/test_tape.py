@@ -129,3 +129,51 @@ def test_a_public_value_costs_nothing_when_equal_and_is_unbounded_when_it_differ
         assert loss.mu == 0.0 and loss.public_difference == "" and loss.differing == 0
     with pytest.raises(Exception, match="channel"):
         PublicValue("")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=12))
+def test_the_replay_pairs_mechanisms_one_to_one_in_both_directions(units):
+    """Release i comes from unit units[i][0] in the recorded run and units[i][1] in the
+    replay, every value equal: the pair is finite exactly when the units pair one to one
+    (a replayed unit in two recorded places, or a recorded unit in two replayed ones, is
+    a data-dependent choice of who releases)."""
+    def play(tape, side):
+        mechs = [GaussianVector(1.0, 1.0, sampler=FAST) for _ in range(4)]
+        with recording(tape):
+            for pair in units:
+                mechs[pair[side]].release(np.zeros(1), np.random.default_rng(0))
+    a = Tape()
+    play(a, 0)
+    b = Tape(forced=a)
+    play(b, 1)
+    forward = {r: {p for q, p in units if q == r} for r, _ in units}
+    backward = {p: {q for q, s in units if s == p} for _, p in units}
+    bijective = all(len(v) == 1 for v in (*forward.values(), *backward.values()))
+    if bijective:
+        assert pair_loss(a, b).differing == 0
+    else:
+        with pytest.raises(ReplayDivergedError, match="one to one"):
+            pair_loss(a, b)
+
+
+def test_a_marked_tape_stamps_rounds_and_a_replay_at_another_round_diverges():
+    from privbandit.mechanisms.tape import feeds
+
+    mech = GaussianVector(1.0, 1.0, sampler=FAST)
+
+    def play(tape, rounds):
+        with recording(tape):
+            for t in rounds:
+                tape.mark(t)
+                feeds(mech, merged=t == 4)
+                mech.release(np.zeros(1), np.random.default_rng(0))
+            feeds(mech)  # after the last release: never released
+    a = Tape()
+    play(a, [2, 4])
+    assert [e.round for e in a.entries] == [2, 4]
+    assert [(f.round, f.facts["merged"]) for f in a.released_feeds()] == [(2, False), (4, True)]
+    assert len(a.declared) == 3 and a.mechanisms == []  # built before the tape was active
+    with pytest.raises(ReplayDivergedError, match="left at round 5 in the replay and at "
+                                                  "round 4"):
+        play(Tape(forced=a), [2, 5])

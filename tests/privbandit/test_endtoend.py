@@ -6,6 +6,7 @@ run's outputs and the pre-noise inputs compared (`privbandit.audits.audit_pairs`
 """
 from __future__ import annotations
 
+import contextvars
 import importlib.util
 from pathlib import Path
 
@@ -14,17 +15,22 @@ import pytest
 from privbandit.accounting.statement import Relation
 from privbandit.audits.environment import audit_pairs
 from privbandit.endtoend import (
-    AUDIT_SIZES,
+    AUDIT_WORLDS,
+    DRAW_ENTRIES,
+    FlippedReward,
+    audit_config,
     audit_entry,
     claimed,
-    flips_tried,
+    marked,
     neighbour_pair,
     small_config,
 )
+from privbandit.fclub.guarded import GuardedFederatedClub
 from privbandit.registry import algorithms, get_algorithm
+from privbandit.runtime import run
 
-SIZES = AUDIT_SIZES
 config = small_config
+GUARDED = ("cdp-fclub-dc+", "cdp-fedc3ucb-h+")  # they declare released records and merges
 
 
 def _in_tree(entry) -> bool:
@@ -33,22 +39,34 @@ def _in_tree(entry) -> bool:
 
 def test_every_private_entry_is_audited_end_to_end():
     private = {n for n, e in algorithms().items() if e.private and _in_tree(e)}
-    assert private == set(SIZES)
+    assert private == set(AUDIT_WORLDS)
 
 
-@pytest.mark.parametrize("name", sorted(SIZES))
+@pytest.mark.parametrize("name", sorted(AUDIT_WORLDS))
 @pytest.mark.parametrize("epsilon", [1.0, 8.0])
-def test_a_claim_under_the_interactive_relation_holds_on_every_pair(name, epsilon):
-    cfg = config(name, epsilon)
-    eps, _, statement = claimed(name, cfg, 3)
-    flips, agents = flips_tried(name)  # early flips move the most records
-    report = audit_entry(name, cfg, 3, flips, agents)
-    if statement.relation is Relation.INTERACTIVE:
-        assert eps == epsilon
-        assert report.verdict == "consistent", report.describe()
-    else:  # no interactive claim: the report measures, and the statement says why
+def test_a_claim_holds_on_flips_chosen_from_the_run_and_they_reach_releases(name, epsilon):
+    """The registry's audit: flips read from the recorded run.  A released round moves its
+    own record only, a local round nothing; the guarded entries' worlds merge units, and a
+    merged unit's released round is flipped too."""
+    report = audit_entry(name, audit_config(name, epsilon), 3)
+    if report.claimed_epsilon is None:  # no interactive claim: the report measures
         assert report.verdict == "measured"
-        assert "realised" in statement.summary or "record" in statement.relation.value
+        return
+    assert report.claimed_epsilon == epsilon
+    assert report.verdict == "consistent" and report.touched >= 1, report.describe()
+    for finding in report.findings:
+        if "(released" in finding.pair:
+            assert finding.differing == 1, finding.describe()
+        if "(local)" in finding.pair:
+            assert finding.differing == 0 and finding.epsilon == 0.0, finding.describe()
+        if name in DRAW_ENTRIES:  # one group sum moves by at most 1: the pair costs epsilon
+            assert finding.differing == 1 and finding.mu == 0.0
+            assert finding.pure_epsilon == pytest.approx(epsilon, rel=1e-6)
+    kinds = " ".join(f.pair for f in report.findings)
+    if name in GUARDED or name == "cdp-fclub-dc":  # entries that merge users across parties
+        assert "(released, merged)" in kinds, report.describe()
+    if name in GUARDED:  # and those that act on raw data on local rounds
+        assert "(local)" in kinds, report.describe()
 
 
 def test_the_paper_preset_reports_its_realised_sequence_guarantee():
@@ -67,12 +85,19 @@ def _example():
     return module
 
 
-def test_raw_driven_records_in_a_stream_are_caught():
-    cfg = config("cdp-fclub-dc+", 1.0)
-    control = _example().control_pair
-    report = audit_pairs({f"flip at {a}": control(cfg, 3, a) for a in (5, 40)}, 1e-5, 1.0)
-    assert report.verdict == "violation", report.describe()
-    assert report.worst.differing > 1
+def test_the_pages_pair_loss_table_is_what_the_code_prints_and_its_control_is_caught():
+    """docs/privacy_relations.md shows `examples/pair_loss.py --table`; its first row, the
+    record-level design (raw-driven records in the streams), is caught; the billboard's
+    shared rounds move their own record only and its local round nothing."""
+    module = _example()
+    text, reports = module.table(*module.TABLE)
+    page = Path(__file__).resolve().parents[2] / "docs" / "privacy_relations.md"
+    assert text in page.read_text(encoding="utf-8")
+    control = reports[module.ROWS[0][0]]
+    assert control.verdict == "violation" and control.worst.differing > 1
+    plus = reports[module.ROWS[1][0]]
+    assert plus.verdict == "consistent" and plus.touched == 2
+    assert [f.differing for f in plus.findings] == [1, 0, 1]
 
 
 def test_a_pair_reports_who_was_flipped():
@@ -81,25 +106,47 @@ def test_a_pair_reports_who_was_flipped():
     assert hits and hits[0]["round"] == 7 and hits[0]["user"] is not None
 
 
-@pytest.mark.parametrize("name", ["cdp-fclub-dc+", "cdp-fedc3ucb-h+"])
-def test_the_billboards_shared_rounds_release_the_flipped_record_only(name):
-    """At the defaults most rounds are local (a flip there releases nothing); with half the
-    rounds shared, some flips land on shared rounds and move exactly their own record."""
-    cfg = config(name, 8.0, rate=0.5, cap=10**6)
-    horizon = cfg["horizon"]
-    report = audit_entry(name, cfg, 3, (3, 9, 60, horizon // 2, horizon - 2))
-    assert report.verdict == "consistent", report.describe()
-    moved = [f.differing for f in report.findings]
-    assert max(moved) == 1 and 0 < report.worst.epsilon <= 8.0
+def test_the_old_registry_flips_touch_nothing_and_read_inconclusive():
+    """The blind spot this audit had: at the defaults, rounds 5 and T - 2 of the guarded
+    federation are local, so no release moves; that reads inconclusive, not consistent."""
+    cfg = config("cdp-fclub-dc+", 1.0)
+    report = audit_entry("cdp-fclub-dc+", cfg, 3, flips=(5, cfg["horizon"] - 2))
+    assert report.verdict == "inconclusive" and report.touched == 0
+    assert all("(local)" in f.pair for f in report.findings)
 
 
-def test_an_anonymous_reward_moves_its_own_release_only():
-    """The Laplace anonymous bandit acts on released sums only: one user-round's reward
-    moves the one group sum it is released in, by at most 1, so the pair loss is epsilon."""
-    name = "anonymous-base-laplace"
-    flips, agents = flips_tried(name)
-    report = audit_entry(name, config(name, 2.0), 4, flips, agents)
-    assert report.verdict == "consistent" and len(report.findings) == 4
-    for finding in report.findings:
-        assert finding.differing == 1 and finding.mu == 0.0
-        assert finding.pure_epsilon == pytest.approx(2.0, rel=1e-6)
+class _SizeLeak(GuardedFederatedClub):
+    """A side channel: every upload's size carries the server's raw reward statistics."""
+
+    def _release(self, t, rng):
+        self._msg = 8 * (self.config.dim + 1) ** 2 + int(1000 * self._raw[:, -1, -1].sum())
+        super()._release(t, rng)
+
+
+class _OffTape(GuardedFederatedClub):
+    """Releases outside the tape: every release runs in a context the audit does not see."""
+
+    def _release(self, t, rng):
+        contextvars.Context().run(super()._release, t, rng)
+
+
+def _variant(cls, cfg, at):
+    def play(which):
+        built = get_algorithm("cdp-fclub-dc+").setup(cfg, 3)
+        algorithm = cls(built.protocol.config, built.protocol.plan)
+        marked(built.env)
+        if which:
+            FlippedReward(built.env, at)
+        return run(algorithm, built.env, built.horizon, 3)
+    return play
+
+
+@pytest.mark.parametrize("cls, what", [(_SizeLeak, "public value 'communication'"),
+                                       (_OffTape, "bypassed it")])
+def test_a_side_channel_in_upload_sizes_and_releases_off_the_tape_are_unbounded(cls, what):
+    cfg = audit_config("cdp-fclub-dc+", 1.0)
+    honest = audit_pairs({"flip at 5": _variant(GuardedFederatedClub, cfg, 5)}, 1e-5, 1.0)
+    assert honest.worst.diverged == "" and honest.worst.public > 0
+    report = audit_pairs({"flip at 5": _variant(cls, cfg, 5)}, 1e-5, 1.0)
+    assert report.verdict == "violation", report.describe()
+    assert what in report.worst.diverged

@@ -100,7 +100,6 @@ def reference_run(env, kind, *, epsilon, horizon, rng, participation=1.0, rounds
         delay, round_cost = 0, server_cost * n_up
     arms = np.zeros((horizon, m), dtype=np.int64)
     ybar = np.zeros((m, k))
-    raw = np.zeros((m, k))
     counts = np.zeros((m, k), dtype=np.int64)
     active = list(range(k))
     r, prev, start = 1, 0, 0
@@ -121,7 +120,6 @@ def reference_run(env, kind, *, epsilon, horizon, rng, participation=1.0, rounds
             size = schedule.sizes[r - 1]
             for j, a in enumerate(active):
                 ybar[:, a] = (prev / size) * ybar[:, a] + (n / size) * yhat[:, j]
-                raw[:, a] += sums[:, j]
             counts[:] = 0
             prev = size
             if t + 1 == horizon:
@@ -135,7 +133,7 @@ def reference_run(env, kind, *, epsilon, horizon, rng, participation=1.0, rounds
             for i in range(m):
                 best_i = active[0]
                 for a in active:
-                    if raw[i, a] > raw[i, best_i]:
+                    if ybar[i, a] > ybar[i, best_i]:
                         best_i = a
                 local_best.append(best_i)
             top = max(mean)

@@ -206,7 +206,8 @@ def test_every_agent_spends_its_budget_exactly_and_no_more(federation, epsilon, 
 
 def test_the_audit_catches_the_federation_without_its_budget_split(federation):
     """A positive control: the page's code releasing at the full epsilon every epoch,
-    its ledger charge dropped, claims epsilon and is caught spending epochs x epsilon."""
+    its ledger charge dropped, claims epsilon and is caught releasing unpaid (the tape is
+    checked against the ledgers: `privbandit.audits.check_recorded`)."""
     folder, _ = federation
     source = "\n\n".join(_blocks("python", 1))
     for old, new in (("ReleasePlan(self.epsilon / self.epochs,", "ReleasePlan(self.epsilon,"),
@@ -219,7 +220,7 @@ def test_the_audit_catches_the_federation_without_its_budget_split(federation):
     config = {"epsilon": 1.0, "horizon": 2000, "environment": {"users": 2, "arms": 3}}
     report = audit_entry("shared-means-broken", config, 0, flips=(0,))
     assert report.verdict == "violation"
-    assert report.worst.epsilon == pytest.approx(4.0, rel=1e-6)
+    assert "charged no ledger" in report.describe()
 
 
 def test_the_federations_commands_account_and_run_the_study(federation):
