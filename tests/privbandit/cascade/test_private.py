@@ -105,7 +105,7 @@ def test_run_result_reports_ledgers_and_the_guarantee(small_env):
               "calibration": "paper"}
     result = get_algorithm("cdp-fedc3ucb-h").run(config, np.random.SeedSequence(3))
     assert len(result.ledgers) == small_env["users"]
-    assert "one observation" in result.privacy.unit and result.privacy.is_dp
+    assert "one user-round's click feedback" in result.privacy.unit and result.privacy.is_dp
     assert result.privacy.details["calibration"] == "paper" and result.privacy.details["sigma"] > 0
 
 
