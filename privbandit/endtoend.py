@@ -50,7 +50,7 @@ from privbandit.audits.environment import (
     audit_replays,
     record,
 )
-from privbandit.mechanisms.tape import PublicValue, Tape, active
+from privbandit.mechanisms.tape import Entry, PublicValue, Tape, active, recording
 
 from .registry import get_algorithm
 from .runtime import play_setup, seed_int, seed_sequence, seed_streams
@@ -261,6 +261,19 @@ def released_rounds(name: str, config: dict[str, Any], seed: Any) -> tuple[list[
     return declared_rounds(record(lambda: play(env)).tape)
 
 
+def player(name: str, config: dict[str, Any], seed: Any, flip: Flip | None
+           ) -> Callable[[], Any]:
+    """A thunk that plays entry `name`'s run on its world, rounds marked on the tape, or on
+    the neighbour `flip` describes."""
+    def go() -> Any:
+        env, run = setup(name, config, seed)
+        marked(env)
+        if flip is not None:
+            FlippedReward(env, flip.at, flip.agent)
+        return run(env)
+    return go
+
+
 def audit_entry(name: str, config: dict[str, Any], seed: Any,
                 flips: Sequence[int] | None = None, agents: Sequence[int] = (0,)
                 ) -> EnvironmentAuditReport:
@@ -271,17 +284,7 @@ def audit_entry(name: str, config: dict[str, Any], seed: Any,
     (`choose_flips`).  The report's `scope` line says what the run released and which
     kinds of flips were tried."""
     get_algorithm(name)  # fails early on an unknown name
-
-    def play(flip: Flip | None) -> Callable[[], Any]:
-        def go() -> Any:
-            env, run = setup(name, config, seed)
-            marked(env)
-            if flip is not None:
-                FlippedReward(env, flip.at, flip.agent)
-            return run(env)
-        return go
-
-    recorded = record(play(None))
+    recorded = record(player(name, config, seed, None))
     eps, delta, statement = _claim(recorded.result.privacy)
     unrecorded = recorded.unrecorded or _unpaid(recorded, statement)
     if unrecorded:  # the audit cannot see, or account for, every release: fail closed
@@ -296,8 +299,23 @@ def audit_entry(name: str, config: dict[str, Any], seed: Any,
         chosen = tuple(Flip(f.at, a, fixed.get(name, f.kind))
                        for f in classify(recorded.tape, flips) for a in agents)
     many = len({f.agent for f in chosen}) > 1
-    neighbours = {f.label(many): play(f) for f in chosen}
+    neighbours = {f.label(many): player(name, config, seed, f) for f in chosen}
     return audit_replays(recorded, neighbours, delta, eps, scope(recorded.tape, chosen))
+
+
+def differing_releases(name: str, config: dict[str, Any], seed: Any, at: int,
+                       agent: int = 0) -> list[tuple[Entry, Entry]]:
+    """The releases whose pre-noise inputs differ between entry `name`'s run and the
+    neighbour flipped at round `at` (agent `agent`), replayed with every release forced:
+    (recorded entry, replayed entry) pairs in tape order.  What they hold says which parts
+    of a released statistic the flip reaches (docs/cascade.md reads a cascade's Gram
+    block this way)."""
+    first = record(player(name, config, seed, None)).tape
+    second = Tape(forced=first)
+    with recording(second):
+        player(name, config, seed, Flip(at, agent))()
+    return [(a, b) for a, b in zip(first.entries, second.entries, strict=True)
+            if not np.array_equal(np.asarray(a.value), np.asarray(b.value))]
 
 
 def _unpaid(recorded: Any, statement: Any) -> str:

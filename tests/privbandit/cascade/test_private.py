@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
 from privbandit.cascade.study import world_keywords
+from privbandit.endtoend import audit_config, differing_releases
 from privbandit.envs import seed001_environment
 from privbandit.errors import NormBoundError
 from privbandit.mechanisms.samplers import FAST
@@ -152,3 +153,25 @@ def test_paper_calibration_needs_every_round_releases():
     with pytest.raises(ConfigError, match="schedule 'fixed'"):
         cdp_fedc3ucb_h(4, 6, 12, 2, 300, epsilon=2.0, delta=1e-5, schedule="fixed",
                        calibration="paper")
+
+
+def test_the_audit_finds_the_click_moves_the_gram_block_but_never_position_one():
+    # docs/cascade.md "What is public in a cascade": the list is public, what is examined
+    # below position 1 depends on the click, so the Gram block is not public and stays
+    # noised; the flip adds or removes examined positions 2..K only
+    config = audit_config("cdp-fedc3ucb-h", 1.0)
+    list_len = config["environment"]["list_len"]
+    traces = []
+    for at in (38, 72, 207, 409):
+        moved = differing_releases("cdp-fedc3ucb-h", config, 3, at)
+        assert len(moved) == 1  # the flipped round's release only
+        first, second = (np.asarray(e.value) for e in moved[0])
+        change = second - first
+        assert np.abs(change[-1]).max() > 0  # the click itself always moves
+        block = change[:-1, :-1]
+        trace = float(np.trace(block))
+        assert trace == pytest.approx(round(trace), abs=1e-9)  # unit-norm items
+        assert abs(round(trace)) <= list_len - 1  # position 1 is examined in both neighbours
+        assert np.linalg.matrix_rank(block, tol=1e-9) == abs(round(trace))
+        traces.append(round(trace))
+    assert traces == [1, -3, 2, 0]  # a click on the last position moves no Gram entry
