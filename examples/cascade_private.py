@@ -4,7 +4,8 @@ At delta = 1e-5, the guarded CDP-FedC3UCB-H+ (each agent learns from its own
 data as FedInd does and acts on the tighter of its own bound and a private
 federated one built from its cluster mates' noisy continual releases) is
 compared with FedInd, and at T = 131,071 also with the paper-style
-CDP-FedC3UCB-H (tree-privatized uploads at the paper's trigger times), on
+CDP-FedC3UCB-H (tree-privatized uploads at the paper's trigger times) and
+non-private FedC3UCB-H, on
 |U| = 40 agents in J = 10 clusters, d = 20, 200 items per round, K = 4, for
 each horizon (default: 131,071 and 10^6), 5 paired seeds.
 
@@ -13,7 +14,8 @@ and the final cluster error, then `key: value` lines:
 `fedind_regret_T<T>`, `guarded_over_fedind_max_T<T>` (target <= 1 at every
 epsilon >= 0.5), `guarded_rise_over_sd_T<T>`, `break_even_epsilon_T<T>` (the
 smallest epsilon significantly below FedInd, paired over seeds; inf: none) and
-`paper_over_fedind_eps<e>_T<T>`.  Draws `cascade_break_even.png`.
+`paper_over_fedind_eps<e>_T<T>`, and where FedC3UCB-H ran,
+`<guarded|paper>_over_fedc3ucb_h_eps<e>_T<T>`.  Draws `cascade_break_even.png`.
 
 Usage: python examples/cascade_private.py [--horizons 131071 1000000] [--seeds 5]
        [--epsilons 0.5 1 4] [--workers 2] [--out cascade_results] [--smoke]
@@ -32,8 +34,8 @@ from privbandit.studies.summary import summary_rows
 SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4, "clusters": 10}
 BASE_SEED = 2024  # as in cascade_synthetic.py: the same worlds
 EPSILONS = {131_071: [0.5, 1, 4, 16], 1_000_000: [0.5, 1, 4]}
-PAPER_EPSILONS = {131_071: [1, 16]}
-GUARDED, FEDIND, PAPER = "CDP-FedC3UCB-H+", "FedInd", "CDP-FedC3UCB-H"
+PAPER_EPSILONS = {131_071: [1, 4, 16]}
+GUARDED, FEDIND, PAPER, FED = "CDP-FedC3UCB-H+", "FedInd", "CDP-FedC3UCB-H", "FedC3UCB-H"
 
 
 def algorithms(horizon: int, epsilons: list[float]) -> list[dict]:
@@ -42,7 +44,19 @@ def algorithms(horizon: int, epsilons: list[float]) -> list[dict]:
     if horizon in PAPER_EPSILONS:
         out.append({"name": "cdp-fedc3ucb-h", "label": PAPER,
                     "grid": {"epsilon": PAPER_EPSILONS[horizon]}})
+        out.append({"name": "fedc3ucb-h", "label": FED})
     return out
+
+
+def over_federated(rows: list[dict], horizon: int) -> dict[str, float]:
+    """Each private row's mean regret over non-private FedC3UCB-H's (none when it did not
+    run at this horizon)."""
+    fed = next((r["regret_mean"] for r in rows if r["label"] == FED), None)
+    if fed is None:
+        return {}
+    return {f"{key}_over_fedc3ucb_h_eps{r['epsilon']:g}_T{horizon}": r["regret_mean"] / fed
+            for key, label in (("guarded", GUARDED), ("paper", PAPER))
+            for r in rows if r["label"] == label}
 
 
 def main() -> None:
@@ -71,6 +85,7 @@ def main() -> None:
                             progress=True).records
         per_horizon[horizon] = rows = summary_rows(records, (GUARDED, FEDIND))
         found.update(figures(rows, horizon, GUARDED, FEDIND, PAPER))
+        found.update(over_federated(rows, horizon))
     path = args.out / "cascade_break_even.png"
     print(f"wrote {plot(per_horizon, found, path, GUARDED, FEDIND)}")
     for key, value in found.items():
