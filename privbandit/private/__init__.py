@@ -1,4 +1,4 @@
-"""Building blocks of private federated bandits that never do worse than going alone.
+"""Building blocks of private federated bandits that stay close to going alone.
 
 - `plan.ReleasePlan`: the one release plan of every private family (budget,
   mechanism, schedule, sampler -> streams, Laplace releases, ledgers,
