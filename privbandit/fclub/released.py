@@ -13,7 +13,11 @@ Everything else is computed from those releases:
   different (`private.NoiseAwareClustering.differs`), local clusters as
   components, and a global merge of local clusters that the noise-aware tests
   link (consistent, and the test had the power to see a gap of `resolution`),
-  joined as cliques;
+  joined as cliques (plan `clustering = "cliques"`); or, by default
+  (`clustering = "split-merge"`), after every release, split/merge over sets
+  of users (`privbandit.splitmerge`, the rule of "fclub-dc-sets") on the
+  released Gram prefixes and noisy moments, the moments' noise variance
+  counted and each server's users of a cluster moving as one block;
 - after every release and every change of partition, each global cluster's
   model: M = lam I + the members' summed exact Gram matrices, b = their summed
   noisy moments (`private.RewardNoiseRidge`), sent to its local clusters;
@@ -74,11 +78,13 @@ from ..private import (
     clique_labels,
     exact_gram_scores,
 )
+from ..splitmerge import SplitMergeClustering
 from ..validation import check_items, check_probability, check_user, checked_observation
 from .config import FclubConfig
 from .detection import by_first_appearance, delete_far
 
 UNIT = "one user-round's reward in the environment"
+CLUSTERINGS = ("split-merge", "cliques")
 PUBLIC = "CDP-FCLUB-DC acts on released statistics only"
 
 
@@ -86,8 +92,9 @@ PUBLIC = "CDP-FCLUB-DC acts on released statistics only"
 class ReleasedPlan(ReleasePlan):
     """The private side of the released CDP-FCLUB-DC: the `ReleasePlan` keys (default
     mechanism "mf", schedule "geometric"), `failure` (the probability that a noise bound
-    fails, over the whole run), and the merge tests' `resolution`, `level` and `miss`
-    (`private.NoiseAwareClustering`)."""
+    fails, over the whole run), the merge tests' `resolution`, `level` and `miss`
+    (`private.NoiseAwareClustering`), and `clustering`: "cliques" (the phases' edge
+    deletion and clique merge) or "split-merge" (sets, after every release; the default)."""
 
     mechanism: str = "mf"
     schedule: str = "geometric"
@@ -95,15 +102,19 @@ class ReleasedPlan(ReleasePlan):
     resolution: float = 0.2
     level: float = 0.99
     miss: float = 1e-3
+    clustering: str = "split-merge"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "failure", check_probability("failure", self.failure))
         object.__setattr__(self, "resolution", check_positive("resolution", self.resolution))
+        if self.clustering not in CLUSTERINGS:
+            raise config_error("clustering", self.clustering, f"one of {CLUSTERINGS}")
 
     def params(self) -> dict:
         return {**super().params(), "failure": self.failure, "resolution": self.resolution,
-                "level": self.level, "miss": self.miss, "release": "reward-only"}
+                "level": self.level, "miss": self.miss, "release": "reward-only",
+                "clustering": self.clustering}
 
 
 class ReleasedFederatedClub(GuardedReports, Policy):
@@ -136,6 +147,9 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       radius.confidence)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
+        self.sets = None if plan.clustering == "cliques" else SplitMergeClustering(
+            d, lam=config.lam, noise_scale=config.noise_scale, theta_bound=config.theta_bound)
+        self._bootstrap: np.random.Generator | None = None
         # each release's noise bounds: half the failure for the models, half for the tests
         self._failure = plan.failure / (2.0 * max(self.schedule.releases, 1))
         self._next_phase, self._phase = 0, 0
@@ -157,7 +171,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
     # -- the round -----------------------------------------------------------------------
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         self._rng = rng
-        if t >= self._next_phase:
+        if self.sets is None and t >= self._next_phase:
             self.start_phase(t)
         k = self._cluster_of[check_user(user, self.config.n_users)]
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
@@ -183,7 +197,10 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         for s, users in enumerate(self.server_users):
             self._comm.record(UPLOAD, int(users.size), int(users.size) * self._msg, round=t,
                               sender=party("server", s))
-        self._models()
+        if self.sets is None:
+            self._models()
+        else:
+            self._split_merge()
         self._comm.record(DOWNLOAD, len(self._local), len(self._local) * self._msg, round=t,
                           sender=SERVER)
 
@@ -208,8 +225,24 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self._comm.record(UPLOAD, len(self._local), len(self._local) * self._msg, round=t)
 
     def _initial_labels(self) -> np.ndarray:
-        """Before any release: each server's users together, servers apart."""
+        """Before any release: each server's users together, servers apart (split/merge:
+        every user in one cluster, as "fclub-dc-sets" starts)."""
+        if self.sets is not None:
+            return np.zeros(self.config.n_users, dtype=np.int64)
         return np.array([int(self.server_users[s][0]) for s in self.server])
+
+    def _split_merge(self) -> None:
+        """Clusters as sets from the latest releases (`splitmerge`), each server's users of
+        a cluster moving as one block; the bootstrap draws from a child of the policy
+        stream, so the releases' noise is drawn as with cliques."""
+        if self._bootstrap is None:
+            self._bootstrap = self._rng.spawn(1)[0]
+        st = self.streams
+        found = self.sets.partition(st.gram, st.moments, self._cluster_of, rng=self._bootstrap,
+                                    blocks=self.server, variance=np.full(st.n_units, st.variance))
+        self._partition(found.labels)
+        self._local = [g[self.server[g] == s] for g in self._groups
+                       for s in np.unique(self.server[g])]
 
     def _merged_labels(self) -> np.ndarray:
         """Each user's global cluster: local clusters (graph components) joined as cliques

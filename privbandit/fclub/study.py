@@ -49,7 +49,7 @@ from .baselines import ClusterOracle, make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
-from .released import ReleasedFederatedClub, ReleasedPlan
+from .released import CLUSTERINGS, ReleasedFederatedClub, ReleasedPlan
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -90,6 +90,9 @@ PLAN = (
           "over realised sequences only)", choices=("released", "raw")),
     Param("resolution", float, 0.2, "resolution of the merge tests (act_on 'released')",
           range="(0, inf)"),
+    Param("clustering", str, "split-merge", "how act_on 'released' finds clusters: split/merge "
+          "over sets after every release, or the phases' edge deletion and clique merge",
+          choices=CLUSTERINGS),
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
@@ -169,6 +172,7 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
         policy = GuardedFederatedClub(FclubConfig(env.dim, env.n_users, servers, **settings), plan)
     else:  # the paper's path has no merge tests (its resolution is the released entry's)
         settings.pop("resolution", None)
+        settings.pop("clustering", None)  # the paper's path detects by its own graph
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)
@@ -189,7 +193,8 @@ def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
     settings.pop("detection_share")
     settings.pop("act_on")
     plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
-        "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution")})
+        "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution",
+        "clustering")})
     world = settings.pop("world_clusters", None)
     config = FclubConfig(env.dim, env.n_users, servers, **settings)
     return ReleasedFederatedClub(config, plan, world_clusters=world)
