@@ -65,3 +65,17 @@ def test_bad_study_is_a_config_error_naming_key_and_value(text, message):
     with pytest.raises(ConfigError) as info:
         parse_study(text)
     assert message in str(info.value)
+
+
+def test_the_example_studies_load_and_name_registered_entries():
+    """Study files shipped in examples/ (quoted by the docs) stay valid."""
+    from pathlib import Path
+
+    from privbandit.studies.spec import load_study
+
+    root = Path(__file__).resolve().parents[3] / "examples"
+    files = sorted(root.glob("*.toml"))
+    assert files
+    for path in files:
+        spec = load_study(path)
+        assert spec.runs(), path.name
