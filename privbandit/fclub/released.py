@@ -210,10 +210,14 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         return self._next_phase
 
     def start_phase(self, t: int) -> None:
-        """Detect clusters from the latest releases (phase s starts at round 2^s - 2)."""
+        """Detect clusters from the latest releases (phase s starts at round 2^s - 2; with
+        split/merge, which runs at every release instead, it detects at once)."""
         self._phase += 1
         self._next_phase = 2 ** (self._phase + 1) - 2
         if not self.streams.releases:
+            return
+        if self.sets is not None:
+            self._split_merge()
             return
         st = self.streams
         stats = _stats(st.gram, st.moments)

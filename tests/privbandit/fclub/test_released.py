@@ -115,3 +115,14 @@ def test_both_clusterings_are_private_end_to_end_with_merged_flips(clustering):
     report = audit_entry(NAME, cfg, 3)
     assert report.verdict == "consistent", report.describe()
     assert report.touched >= 3 and "merged" in report.scope
+
+
+def test_a_phase_started_by_hand_detects_with_the_plans_clustering(monkeypatch):
+    built = get_algorithm(NAME).setup(_config(64.0), 2)
+    play_setup(built, seed_streams(2), 2)
+    policy = built.protocol
+    calls = []
+    monkeypatch.setattr(type(policy.clustering), "differs", lambda *a: calls.append("cliques"))
+    before = policy.labels.copy()
+    policy.start_phase(600)  # split/merge again on the same releases: the same partition
+    assert calls == [] and np.array_equal(policy.labels, before)
