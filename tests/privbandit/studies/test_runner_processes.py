@@ -31,7 +31,14 @@ def start_study(tmp_path: Path, out: Path, sleep: float, workers: int = 2) -> su
     return subprocess.Popen(
         [sys.executable, "-m", "privbandit.cli", "study", "run", str(path), "--out", str(out),
          "--workers", str(workers), "--no-plots"],
-        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    """In the study's process before it starts: SIGINT back to its default, as in a terminal
+    (a shell starts background jobs with SIGINT ignored, and a child inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(pid: int) -> set[int]:
