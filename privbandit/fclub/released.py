@@ -138,7 +138,6 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         d, n = config.dim, config.n_users
         self.server = config.servers()
         self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.graphs = [UserGraph.complete(u.size) for u in self.server_users]
         self.streams = RewardStreams(self.server_users, d, plan,
                                      feature_bound=config.item_bound)
         self.schedule = plan.releases
@@ -149,6 +148,9 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                                plan.miss)
         self.sets = None if plan.clustering == "cliques" else SplitMergeClustering(
             d, lam=config.lam, noise_scale=config.noise_scale, theta_bound=config.theta_bound)
+        # the cliques' per-server user graphs (split/merge keeps sets: no (n, n) memory)
+        self.graphs = ([UserGraph.complete(u.size) for u in self.server_users]
+                       if self.sets is None else [])
         self._bootstrap: np.random.Generator | None = None
         # each release's noise bounds: half the failure for the models, half for the tests
         self._failure = plan.failure / (2.0 * max(self.schedule.releases, 1))

@@ -172,7 +172,10 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
         policy = GuardedFederatedClub(FclubConfig(env.dim, env.n_users, servers, **settings), plan)
     else:  # the paper's path has no merge tests (its resolution is the released entry's)
         settings.pop("resolution", None)
-        settings.pop("clustering", None)  # the paper's path detects by its own graph
+        if settings.pop("clustering", CLUSTERINGS[0]) != CLUSTERINGS[0]:
+            raise config_error("clustering", config["clustering"], f"'{CLUSTERINGS[0]}' (the "
+                               "default) with act_on = 'raw': the paper's path detects by its "
+                               "own graph")
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)

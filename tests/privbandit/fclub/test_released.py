@@ -89,6 +89,15 @@ def test_an_unknown_clustering_is_refused_by_name():
         ReleasedPlan(1.0, 1e-5, 100, clustering="by-hand")
     with pytest.raises(ConfigError, match="clustering"):
         get_algorithm(NAME).run(_config(1.0, clustering="by-hand"), seed=1)
+    with pytest.raises(ConfigError, match="clustering.*split-merge.*act_on = 'raw'.*'cliques'"):
+        get_algorithm(NAME).run(_config(1.0, act_on="raw", clustering="cliques"), seed=1)
+
+
+def test_split_merge_keeps_no_user_graph():
+    built = get_algorithm(NAME).setup(_config(1.0), 1)
+    assert built.protocol.graphs == []
+    cliques = get_algorithm(NAME).setup(_config(1.0, clustering="cliques"), 1)
+    assert len(cliques.protocol.graphs) == cliques.protocol.config.n_servers
 
 
 def test_split_merge_finds_the_true_clusters_across_servers():
