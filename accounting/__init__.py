@@ -18,6 +18,7 @@ from .calibration import (
     PAPER_TREE_VARIANCES,
     calibrate_gaussian_sigma,
     calibrate_laplace_scale,
+    gdp_mu,
     paper_tree_sigma,
     tree_nodes_per_record,
 )
@@ -48,7 +49,7 @@ __all__ = [
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
     "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
-    "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
-    "paper_tree_sigma", "register", "tree_nodes_per_record",
+    "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "gdp_mu",
+    "make_accountant", "paper_tree_sigma", "register", "tree_nodes_per_record",
     "PrivacyStatement", "Relation",
 ]

@@ -45,6 +45,17 @@ def _mu_for(epsilon: float, delta: float) -> float:
     return mu
 
 
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The largest Gaussian-DP mu whose exact epsilon at delta is at most epsilon (the
+    budget a composition of Gaussian releases may spend: sum of mu_i^2 <= mu^2; Dong,
+    Roth & Su 2019, Corollary 3.3; Balle & Wang 2018, Theorem 8)."""
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta("delta", delta)
+    if delta == 0:
+        raise invalid("delta", delta, "a number in (0, 1) for Gaussian releases")
+    return _mu_for(epsilon, delta)
+
+
 def _factory(accountant: str | Accountant) -> Callable[[], Accountant]:
     """A maker of fresh accountants from a registered name or a fresh instance."""
     if isinstance(accountant, Accountant):

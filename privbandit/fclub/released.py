@@ -56,13 +56,16 @@ rewards' part; the continual-release mechanisms' own sources.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from privbandit.accounting.accountants import ExactGaussianAccountant
+from privbandit.accounting.calibration import gdp_mu
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.accounting.validation import check_positive
+from privbandit.accounting.validation import check_count, check_positive
 from privbandit.mechanisms.reward_only import PublicFeatures
 
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
@@ -70,14 +73,17 @@ from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
 from ..private import (
+    ClusterReleases,
     GuardedReports,
     NoiseAwareClustering,
     ReleasePlan,
     RewardNoiseRidge,
     RewardStreams,
+    TrustedSums,
     clique_labels,
     exact_gram_scores,
 )
+from ..private.sums import TRUST
 from ..splitmerge import SplitMergeClustering
 from ..validation import check_items, check_probability, check_user, checked_observation
 from .config import FclubConfig
@@ -85,6 +91,7 @@ from .detection import by_first_appearance, delete_far
 
 UNIT = "one user-round's reward in the environment"
 CLUSTERINGS = ("split-merge", "cliques")
+RELEASES = ("cluster-sum", "per-user")
 PUBLIC = "CDP-FCLUB-DC acts on released statistics only"
 
 
@@ -103,6 +110,11 @@ class ReleasedPlan(ReleasePlan):
     level: float = 0.99
     miss: float = 1e-3
     clustering: str = "split-merge"
+    release: str = "per-user"
+    detection_share: float = 0.5
+    history_share: float = 0.2
+    history_limit: int = 2
+    settle: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -110,11 +122,36 @@ class ReleasedPlan(ReleasePlan):
         object.__setattr__(self, "resolution", check_positive("resolution", self.resolution))
         if self.clustering not in CLUSTERINGS:
             raise config_error("clustering", self.clustering, f"one of {CLUSTERINGS}")
+        if self.release not in RELEASES:
+            raise config_error("release", self.release, f"one of {RELEASES}")
+        if self.release == "cluster-sum" and self.clustering != "split-merge":
+            raise config_error("clustering", self.clustering, "'split-merge' with release = "
+                               "'cluster-sum' (cluster sums follow its sets)")
+        shares = (check_probability("detection_share", self.detection_share),
+                  check_probability("history_share", self.history_share))
+        if not sum(shares) < 1.0:
+            raise config_error("detection_share + history_share", sum(shares),
+                               "less than 1 (the rest is the cluster streams' share)")
+        object.__setattr__(self, "history_limit",
+                           check_count("history_limit", self.history_limit, minimum=1))
+        object.__setattr__(self, "settle", check_count("settle", self.settle, minimum=0))
+
+    def mus(self) -> tuple[float, float, float]:
+        """The Gaussian-DP mu of (the detection stream, a cluster stream, one history
+        release) for one record: mu^2 = their squares, the history's times history_limit."""
+        mu = gdp_mu(self.epsilon, self.delta)
+        once = math.sqrt(self.history_share / self.history_limit)
+        rest = 1.0 - self.detection_share - self.history_share
+        return math.sqrt(self.detection_share) * mu, math.sqrt(rest) * mu, once * mu
 
     def params(self) -> dict:
-        return {**super().params(), "failure": self.failure, "resolution": self.resolution,
-                "level": self.level, "miss": self.miss, "release": "reward-only",
-                "clustering": self.clustering}
+        out = {**super().params(), "failure": self.failure, "resolution": self.resolution,
+               "level": self.level, "miss": self.miss, "release": self.release,
+               "clustering": self.clustering}
+        if self.release == "cluster-sum":
+            out.update(detection_share=self.detection_share, history_share=self.history_share,
+                       history_limit=self.history_limit, settle=self.settle)
+        return out
 
 
 class ReleasedFederatedClub(GuardedReports, Policy):
@@ -138,9 +175,13 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         d, n = config.dim, config.n_users
         self.server = config.servers()
         self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
-        self.streams = RewardStreams(self.server_users, d, plan,
-                                     feature_bound=config.item_bound)
         self.schedule = plan.releases
+        self.sums: ClusterReleases | None = None
+        if plan.release == "per-user":
+            self.streams = RewardStreams(self.server_users, d, plan,
+                                         feature_bound=config.item_bound)
+        else:
+            self.streams, self.sums = self._cluster_sums()
         radius = config.radius()
         self.ridge = RewardNoiseRidge(d, config.lam, radius.noise_scale, config.theta_bound,
                                       radius.confidence)
@@ -170,12 +211,32 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self._rng: np.random.Generator | None = None
         self._partition(self._initial_labels())
 
+    def _cluster_sums(self) -> tuple[RewardStreams, ClusterReleases]:
+        """The detection's per-user streams and the cluster sums, at their shares of the
+        budget, charged to one ledger per local server."""
+        plan, config, d = self.plan, self.config, self.config.dim
+        mu_detect, mu_stream, mu_once = plan.mus()
+        schedule = plan.releases
+        sums = TrustedSums(config.n_users, d, mechanism=plan.mechanism,
+                           releases=schedule.releases, records_per_step=schedule.longest_batch(),
+                           horizon=plan.horizon, feature_bound=config.item_bound,
+                           sampler=plan.sampler)
+        probe = plan.reward_stream(d, feature_bound=config.item_bound, sigma=1.0)
+        ledgers = [plan.ledger(f"party {s}") for s in range(config.n_servers)]
+        streams = RewardStreams(self.server_users, d, plan, feature_bound=config.item_bound,
+                                sigma=_mu(probe.event) / mu_detect, ledgers=ledgers)
+        releases = ClusterReleases(
+            sums, streams, self.server, sigma_stream=_mu(sums.stream_event(1.0)) / mu_stream,
+            sigma_once=_mu(sums.once_event(1.0)) / mu_once, limit=plan.history_limit,
+            settle=plan.settle, ledgers=ledgers, failure=plan.failure / 4.0)
+        return streams, releases
+
     # -- the round -----------------------------------------------------------------------
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         self._rng = rng
         if self.sets is None and t >= self._next_phase:
             self.start_phase(t)
-        k = self._cluster_of[check_user(user, self.config.n_users)]
+        k = self._serving[check_user(user, self.config.n_users)]
         self._checked = items = check_items(items, self.config.dim, self.config.item_bound)
         scores = exact_gram_scores(self.theta[k], self.inv[k], items,
                                    self.config.beta_scale * self.beta[k], self.noise[k])
@@ -191,11 +252,15 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
         self.streams.observe(user, PublicFeatures(x[None], by=PUBLIC), y,
                              merged=bool(self._spans[user]))
+        if self.sums is not None:
+            self.sums.observe(user, x, y)
         if self.schedule.is_release(t):
             self._release(t)
 
     def _release(self, t: int) -> None:
         self.streams.release(self._rng)
+        if self.sums is not None:
+            self.sums.release(self._rng)
         for s, users in enumerate(self.server_users):
             self._comm.record(UPLOAD, int(users.size), int(users.size) * self._msg, round=t,
                               sender=party("server", s))
@@ -277,25 +342,50 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self._groups = [np.flatnonzero(self._cluster_of == k)
                         for k in range(int(self._cluster_of.max()) + 1)]
         smallest = np.array([g.min() for g in self._groups])
-        self.labels = smallest[self._cluster_of]
+        self.labels = smallest[self._cluster_of]  # the served clusters (`_serve`)
         # public: whose released cluster spans other servers (what an audit flips, too)
         spans = np.array([np.unique(self.server[g]).size > 1 for g in self._groups])
         self._spans = spans[self._cluster_of]
         self._max_clusters = max(self._max_clusters, len(self._groups))
+        self._serve()
         self._models()
+
+    def _serve(self) -> None:
+        """The partition the models follow (the detected one; with cluster sums, its
+        sums follow it: `ClusterReleases.repartition`)."""
+        self._serving, self._serving_groups = self._cluster_of, self._groups
+        if self.sums is not None:
+            self.sums.repartition(self._groups, self._rng)
 
     def _models(self) -> None:
         """Every global cluster's model from its members' latest releases."""
         st, d = self.streams, self.config.dim
-        m = len(self._groups)
+        m = len(self._serving_groups)
         self.inv, self.theta = np.empty((m, d, d)), np.empty((m, d))
         self.beta, self.noise = np.empty(m), np.empty(m)
-        for k, members in enumerate(self._groups):
-            model = self.ridge.model(st.gram[members].sum(axis=0),
-                                     st.moments[members].sum(axis=0),
-                                     st.noise_bound(members.size, self._failure))
+        for k, members in enumerate(self._serving_groups):
+            if self.sums is not None:
+                model = self.ridge.model(*self._pooled(k, members))
+            else:
+                model = self.ridge.model(st.gram[members].sum(axis=0),
+                                         st.moments[members].sum(axis=0),
+                                         st.noise_bound(members.size, self._failure))
             self.inv[k], self.theta[k] = model.inverse, model.theta
             self.beta[k], self.noise[k] = model.beta, model.noise_bound
+
+    def _pooled(self, k: int, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(Gram, moments, noise bound) of cluster k: the inverse-variance mix of its cluster
+        sum and the sum of its members' detection prefixes, two unbiased estimates of the
+        same records' moments with independent noises."""
+        gram, moments, bound, variance = self.sums.model(k)
+        st = self.streams
+        other = members.size * st.variance
+        if variance <= 0.0 or other <= 0.0:
+            return gram, moments, bound
+        w = other / (other + variance)  # the cluster sum's weight
+        mixed = w * moments + (1.0 - w) * st.moments[members].sum(axis=0)
+        detected = st.noise_bound(members.size, self._failure / 2.0)
+        return gram, mixed, w * bound + (1.0 - w) * detected
 
     # -- reporting -------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -304,12 +394,22 @@ class ReleasedFederatedClub(GuardedReports, Policy):
 
     def privacy(self) -> PrivacyStatement:
         m = self._max_clusters if self.world_clusters is None else self.world_clusters
+        sums = "" if self.sums is None else (
+            "; each cluster's model is one noisy sum of its members' moments, its membership "
+            "changing only as private.membership proves (one stream step per record, at most "
+            f"{self.plan.history_limit} re-releases of a user's records); trust: {TRUST}")
         statement = self.streams.statement(
             UNIT, "every action is computed from released statistics (each user's exact "
                   "Gram prefix and noisy reward moments, released on a data-independent "
                   "schedule), so every released record's features are public and only its "
-                  "reward is noised; clusters, models and communication are post-processing")
+                  "reward is noised; clusters, models and communication are post-processing"
+                  + sums)
         statement.details.update(L=self.config.n_servers, m=m)
+        if self.sums is not None:
+            mus = dict(zip(("mu_detection", "mu_stream", "mu_once"), self.plan.mus(),
+                           strict=True))
+            statement.details.update(release="cluster-sum (trusted aggregator)",
+                                     history_limit=self.plan.history_limit, **mus)
         return statement
 
     @property
@@ -326,3 +426,7 @@ def _stats(gram: np.ndarray, moments: np.ndarray) -> np.ndarray:
     out[..., d, :d] = moments
     return out
 
+
+def _mu(event) -> float:
+    """The Gaussian-DP mu of an event for one record."""
+    return ExactGaussianAccountant().compose(event).mu

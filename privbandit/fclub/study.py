@@ -49,7 +49,7 @@ from .baselines import ClusterOracle, make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
-from .released import CLUSTERINGS, ReleasedFederatedClub, ReleasedPlan
+from .released import CLUSTERINGS, RELEASES, ReleasedFederatedClub, ReleasedPlan
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -93,6 +93,18 @@ PLAN = (
     Param("clustering", str, "split-merge", "how act_on 'released' finds clusters: split/merge "
           "over sets after every release, or the phases' edge deletion and clique merge",
           choices=CLUSTERINGS),
+    Param("release", str, "per-user", "what act_on 'released' releases for its models: every "
+          "user's own stream, summed over the cluster, or one sum per cluster (one stream's "
+          "noise; a trusted aggregator; parts that leave a cluster re-released once)",
+          choices=RELEASES),
+    Param("history_share", float, 0.2, "share of the budget (mu^2) on re-releasing the "
+          "records of parts that leave a cluster (release 'cluster-sum'; detection takes "
+          "detection_share, the cluster streams the rest)", range="(0, 1)"),
+    Param("history_limit", int, 2, "most re-releases a user's records enter (release "
+          "'cluster-sum')", range="[1, inf)"),
+    Param("settle", int, 0, "releases a cluster stands before the parts it took are "
+          "re-released (0: at once, when their stand-in is noisier; release 'cluster-sum')",
+          range="[0, inf)"),
 )
 PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
            *PLAN)
@@ -176,6 +188,8 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
             raise config_error("clustering", config["clustering"], f"'{CLUSTERINGS[0]}' (the "
                                "default) with act_on = 'raw': the paper's path detects by its "
                                "own graph")
+        for key in ("release", "history_share", "history_limit", "settle"):
+            settings.pop(key, None)  # the paper's path releases its own full statistics
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)
@@ -193,11 +207,11 @@ def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
     if settings.pop("detection") == "raw":
         raise config_error("detection", "raw", "'private' or 'noise-aware' with act_on = "
                            "'released' (it detects from released statistics only)")
-    settings.pop("detection_share")
     settings.pop("act_on")
     plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
         "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution",
-        "clustering")})
+        "clustering", "release", "detection_share", "history_share", "history_limit",
+        "settle")})
     world = settings.pop("world_clusters", None)
     config = FclubConfig(env.dim, env.n_users, servers, **settings)
     return ReleasedFederatedClub(config, plan, world_clusters=world)

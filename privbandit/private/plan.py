@@ -113,15 +113,19 @@ class ReleasePlan:
             records_per_step=self.releases.longest_batch(), **budget, **options)
 
     def reward_stream(self, dim: int, *, feature_bound: float,
-                      reward_range: tuple[float, float] = (0.0, 1.0)) -> RewardOnlyRelease:
+                      reward_range: tuple[float, float] = (0.0, 1.0),
+                      sigma: float | None = None) -> RewardOnlyRelease:
         """A reward-only continual release (`mechanisms.RewardOnlyRelease`) of the plan's
-        mechanism over its releases, calibrated to the budget: for records whose features
-        are public under the interactive relation (the Gram matrix travels exactly)."""
+        mechanism over its releases, calibrated to the budget (or at `sigma`): for records
+        whose features are public under the interactive relation (the Gram matrix travels
+        exactly)."""
         self._check_stream_mechanism()
+        budget = {"epsilon": self.epsilon, "delta": self.delta} if sigma is None else {
+            "sigma": sigma}
         return RewardOnlyRelease(
-            dim, self.releases.releases, mechanism=self.mechanism, epsilon=self.epsilon,
-            delta=self.delta, feature_bound=feature_bound, reward_range=reward_range,
-            records_per_step=self.releases.longest_batch(), sampler=self.sampler)
+            dim, self.releases.releases, mechanism=self.mechanism, feature_bound=feature_bound,
+            reward_range=reward_range, records_per_step=self.releases.longest_batch(),
+            sampler=self.sampler, **budget)
 
     def record_stream(self, relation: Relation, dim: int, *, feature_bound: float,
                       reward_range: tuple[float, float] = (0.0, 1.0)

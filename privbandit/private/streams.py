@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.reward_only import PublicFeatures
 from privbandit.mechanisms.tape import active, feeds
@@ -165,7 +166,10 @@ class RewardStreams:
     dim: d; plan: the `ReleasePlan` (budget, mechanism, schedule, sampler);
     feature_bound: B; reward_range: (lo, hi); failure: the probability that the
     noise bounds of `group_model` fail over the whole run (split evenly over the
-    releases).  Every unit's stream steps at every
+    releases); sigma: the streams' noise scale (default: calibrated to the plan's
+    budget); ledgers: one per party to charge (default: new ones with the plan's
+    budget), for a family that composes these streams with other releases in the
+    same ledgers.  Every unit's stream steps at every
     release, with an empty step when it has no new record, so all prefixes
     released together carry noise of one variance (`variance`) and the noise of
     any sum of units obeys `estimates.sum_noise_bound` whatever chose the units.
@@ -183,18 +187,21 @@ class RewardStreams:
 
     def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
                  feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0),
-                 failure: float = 0.05) -> None:
+                 failure: float = 0.05, sigma: float | None = None,
+                 ledgers: Sequence[Ledger] | None = None) -> None:
         self.party_of = _party_of(parties)
         n = self.party_of.size
         self.dim, self.plan, self.schedule = dim, plan, plan.releases
         self.feature_bound = feature_bound
         self.streams = [plan.reward_stream(dim, feature_bound=feature_bound,
-                                           reward_range=reward_range) for _ in range(n)]
-        self.ledgers = []
-        for p in range(len(parties)):
-            ledger = plan.ledger(f"party {p}")
+                                           reward_range=reward_range, sigma=sigma)
+                        for _ in range(n)]
+        if ledgers is not None and len(ledgers) != len(parties):
+            raise config_error("ledgers", len(ledgers), f"one per party ({len(parties)})")
+        self.ledgers = list(ledgers) if ledgers is not None else [
+            plan.ledger(f"party {p}") for p in range(len(parties))]
+        for ledger in self.ledgers:
             ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
-            self.ledgers.append(ledger)
         self._x = np.empty((64, dim))  # records since the last release, in arrival order
         self._y = np.empty(64)
         self._unit = np.empty(64, dtype=np.intp)

@@ -135,3 +135,34 @@ def test_a_phase_started_by_hand_detects_with_the_plans_clustering(monkeypatch):
     before = policy.labels.copy()
     policy.start_phase(600)  # split/merge again on the same releases: the same partition
     assert calls == [] and np.array_equal(policy.labels, before)
+
+
+def test_cluster_sums_are_private_end_to_end_while_the_clusters_change():
+    """release = "cluster-sum": the flipped record moves its detection step, the one cluster
+    stream step holding it and its user's one-shot releases after it, within the claim."""
+    cfg = audit_config(NAME, 1.0, release="cluster-sum")
+    report = audit_entry(NAME, cfg, 3)
+    assert report.verdict == "consistent", report.describe()
+    assert max(f.differing for f in report.findings) >= 3  # a one-shot release was read too
+
+
+def test_a_one_shot_release_at_half_its_charged_noise_is_caught(monkeypatch):
+    from privbandit.private import membership
+
+    built = membership.ClusterReleases.__init__
+
+    def halved(self, *args, **kwargs):
+        built(self, *args, **kwargs)
+        self.sigma_once /= 2.0  # the ledgers were charged for the full noise
+
+    monkeypatch.setattr(membership.ClusterReleases, "__init__", halved)
+    cfg = audit_config(NAME, 1.0, release="cluster-sum")
+    report = audit_entry(NAME, cfg, 3, flips=[0])
+    assert report.verdict == "violation", report.describe()
+
+
+def test_cluster_sums_state_their_trusted_aggregator():
+    result = get_algorithm(NAME).run({**_config(2.0), "release": "cluster-sum"}, seed=1)
+    assert "trusted" in result.privacy.summary
+    assert result.privacy.details["release"].startswith("cluster-sum")
+    assert all(lg["epsilon_spent"] <= 2.0 * (1 + 1e-9) for lg in result.ledgers)
