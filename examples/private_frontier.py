@@ -16,12 +16,22 @@ adding one cost to the one before:
 - `oracle+users`: one stream per user, summed over the true cluster, with the
   noise bound uniform over every set of users (`sum_noise_bound`): what
   releasing per user (needed to find clusters) adds;
-- `cdp-fclub-dc`: the registry entry, which also detects the clusters from
-  its releases.
+- `oracle+sum`: one sum per TRUE cluster released through the seam of the
+  cluster sums (`private.TrustedSums`, a trusted aggregator; the secure sum's
+  noise is the same): the oracle with a secure sum;
+- `oracle+share`: the same at the cluster streams' share of the budget of
+  `release = "cluster-sum"` (what giving detection and histories their
+  shares costs with the clusters given);
+- `cdp-fclub-dc`: the registry entry (per-user streams), which also detects
+  the clusters from its releases;
+- `cdp-fclub-dc+sum`: the entry with a secure sum (`release = "cluster-sum"`).
 
 Prints the mean (sd) final regret of each rung per epsilon, then `key: value`
-lines `<rung>_eps<e>` (mean final regret) and `alone`, `fclub_dc` (going
-alone and non-private FCLUB-DC on the same seeds).
+lines `<rung>_eps<e>` (mean final regret), `alone`, `fclub_dc` (going alone
+and non-private FCLUB-DC on the same seeds), and for every private rung its
+federation gain recovered against the oracle, (alone - rung) / (alone -
+oracle), `fgr_oracle_<rung>_eps<e>`, beside the one against FCLUB-DC,
+`fgr_fclub_dc_<rung>_eps<e>`.
 
 Usage: python examples/private_frontier.py [--horizon 131071] [--seeds 3]
        [--epsilons 1 4] [--smoke]
@@ -34,16 +44,26 @@ from typing import Any
 
 import numpy as np
 
+from privbandit.accounting import ExactGaussianAccountant, gdp_mu
 from privbandit.fclub import server_of_users
+from privbandit.fclub.released import ReleasedPlan
 from privbandit.mechanisms import PublicFeatures
+from privbandit.mechanisms.noise_bounds import vector_noise_norm_bound
 from privbandit.policies.base import Policy
-from privbandit.private import ReleasePlan, RewardNoiseRidge, RewardStreams, exact_gram_scores
+from privbandit.private import (
+    ReleasePlan,
+    RewardNoiseRidge,
+    RewardStreams,
+    TrustedSums,
+    exact_gram_scores,
+)
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run_setup
 from privbandit.schema import defaults
 
 ENVIRONMENT = {"dim": 10, "users": 20, "clusters": 4, "servers": 5, "items": 10}
-RUNGS = ("oracle+lag", "oracle+noise", "oracle+servers", "oracle+users")
+RUNGS = ("oracle+lag", "oracle+noise", "oracle+sum", "oracle+share", "oracle+servers",
+         "oracle+users")
 
 
 class OracleCluster(Policy):
@@ -51,7 +71,9 @@ class OracleCluster(Policy):
 
     mode: "oracle" (every observation at once, no privacy), "oracle+lag" (models
     refreshed at the plan's releases), "oracle+noise" (one reward-only stream per
-    cluster) or "oracle+users" (one per user, summed over the cluster).  Reads the
+    cluster), "oracle+sum" / "oracle+share" (one sum per cluster through the seam, at
+    the full budget / the cluster streams' share), "oracle+servers" (one stream per
+    server and cluster) or "oracle+users" (one per user, summed over the cluster).  Reads the
     hidden clusters: a yardstick for the ladder of costs, never a deployable algorithm.
     """
 
@@ -61,13 +83,15 @@ class OracleCluster(Policy):
                  servers: np.ndarray) -> None:
         self.labels, self.mode, self.schedule = np.asarray(labels), mode, plan.releases
         self.dim, m = dim, int(self.labels.max()) + 1
+        self.sums = _true_sums(self.labels, dim, plan, mode) if mode in (
+            "oracle+sum", "oracle+share") else None
         # each (server, true cluster) block of users: one stream in "oracle+servers"
         _, blocks = np.unique(servers * m + self.labels, return_inverse=True)
         self.unit_of = {"oracle+noise": self.labels, "oracle+servers": blocks}.get(
             mode, np.arange(self.labels.size))
         units = int(self.unit_of.max()) + 1
         self.streams = (RewardStreams([np.arange(units)], dim, plan, feature_bound=1.0)
-                        if mode != "oracle" and mode != "oracle+lag" else None)
+                        if mode in ("oracle+noise", "oracle+servers", "oracle+users") else None)
         self.ridge = RewardNoiseRidge(dim, 1.0, 0.5, 1.0, 0.1)
         self.gram, self.b = np.zeros((m, dim, dim)), np.zeros((m, dim))  # raw, all data
         self.model = [self.ridge.model(np.zeros((dim, dim)), np.zeros(dim), 0.0)] * m
@@ -85,12 +109,22 @@ class OracleCluster(Policy):
         if self.streams is not None:
             self.streams.observe(int(self.unit_of[user]), PublicFeatures(x[None], by="oracle"),
                                  y)
+        if self.sums is not None:
+            self.sums[0].observe(int(user), x, y)
         if self.mode == "oracle":
             self.model[k] = self.ridge.model(self.gram[k], self.b[k], 0.0)
         elif self.schedule.is_release(t):
             self._refresh()
 
     def _refresh(self) -> None:
+        if self.sums is not None:
+            sums, streams, failure = self.sums
+            for k, stream in enumerate(streams):
+                out = stream.step(self._rng)
+                bound = vector_noise_norm_bound(out.variance, self.dim, failure) \
+                    if out.variance > 0 else 0.0
+                self.model[k] = self.ridge.model(out.gram, out.moments, bound)
+            return
         if self.streams is None:
             self.model = [self.ridge.model(g, b, 0.0) for g, b in zip(self.gram, self.b,
                                                                        strict=True)]
@@ -100,6 +134,23 @@ class OracleCluster(Policy):
         for k in range(len(self.model)):
             members = np.unique(self.unit_of[self.labels == k])
             self.model[k] = st.group_model(members, self.ridge) or self.model[k]
+
+
+def _true_sums(labels: np.ndarray, dim: int, plan: ReleasePlan, mode: str):
+    """(the seam, one stream per true cluster, the failure of each bound): full budget for
+    "oracle+sum", the cluster streams' share of `release = "cluster-sum"` for
+    "oracle+share"."""
+    schedule = plan.releases
+    sums = TrustedSums(labels.size, dim, mechanism=plan.mechanism, releases=schedule.releases,
+                       records_per_step=schedule.longest_batch(), horizon=plan.horizon,
+                       feature_bound=1.0, sampler=plan.sampler)
+    mu = gdp_mu(plan.epsilon, plan.delta)
+    if mode == "oracle+share":
+        mu = ReleasedPlan(plan.epsilon, plan.delta, plan.horizon, release="cluster-sum").mus()[1]
+    sigma = ExactGaussianAccountant().compose(sums.stream_event(1.0)).mu / mu
+    streams = [sums.open(np.flatnonzero(labels == k), sigma)
+               for k in range(int(labels.max()) + 1)]
+    return sums, streams, 0.05 / (len(streams) * schedule.releases)
 
 
 def run_rung(mode: str, horizon: int, epsilon: float, seed: int) -> float:
@@ -113,10 +164,10 @@ def run_rung(mode: str, horizon: int, epsilon: float, seed: int) -> float:
     return float(run_setup(replace(built, protocol=policy), seed).regret.sum())
 
 
-def run_entry(name: str, horizon: int, epsilon: float | None, seed: int) -> float:
+def run_entry(name: str, horizon: int, epsilon: float | None, seed: int, **params) -> float:
     entry = get_algorithm(name)
     config = {**entry.defaults, "horizon": horizon,
-              "environment": {**defaults(entry.environment), **ENVIRONMENT}}
+              "environment": {**defaults(entry.environment), **ENVIRONMENT}, **params}
     if epsilon is not None:
         config["epsilon"] = epsilon
     return float(entry.run(config, seed).regret.sum())
@@ -148,8 +199,17 @@ def main() -> None:
             report(f"{mode}_eps{eps:g}", [run_rung(mode, args.horizon, eps, s) for s in seeds])
         report(f"cdp-fclub-dc_eps{eps:g}",
                [run_entry("cdp-fclub-dc", args.horizon, eps, s) for s in seeds])
+        report(f"cdp-fclub-dc+sum_eps{eps:g}",
+               [run_entry("cdp-fclub-dc", args.horizon, eps, s, release="cluster-sum")
+                for s in seeds])
+    gains = {}
     for key, value in found.items():
-        print(f"{key.replace('+', '_').replace('-', '_')}: {value:.1f}")
+        if "_eps" in key:
+            for ceiling in ("oracle", "fclub_dc"):
+                gains[f"fgr_{ceiling}_{key}"] = (found["alone"] - value) / (
+                    found["alone"] - found[ceiling])
+    for key, value in {**found, **gains}.items():
+        print(f"{key.replace('+', '_').replace('-', '_')}: {value:.{3 if 'fgr' in key else 1}f}")
 
 
 if __name__ == "__main__":

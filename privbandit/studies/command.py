@@ -205,7 +205,7 @@ def _saved_break_even(out_dir: Path):
     except (OSError, ValueError):
         return None
     labels = saved.get("break_even") if isinstance(saved, dict) else None
-    ok = isinstance(labels, list) and len(labels) in (2, 3)
+    ok = isinstance(labels, list) and len(labels) in (2, 3, 4)
     return BreakEven(*labels) if ok else None
 
 

@@ -12,7 +12,8 @@ the baseline:
   t interval (n - 1 degrees of freedom) over the pairs: exact for normal
   differences, and the usual paired t-test's interval otherwise;
 - `fgr`, the federation gain recovered, (alone - private) / (alone -
-  federated) in means, over the seeds all three share, with Fieller's
+  federated) in means (and `fgr_oracle`, the same against the oracle, the
+  ceiling, when the study names one), over the seeds all three share, with Fieller's
   interval (1954) for a ratio of means of paired samples: the set of rho at
   which the paired t-test of (alone - private) - rho (alone - federated)
   does not reject.  It uses the same t quantile as `diff`, accounts for the
@@ -95,6 +96,9 @@ class Paired:
     fgr: float = math.nan  # federation gain recovered (nan: no federated reference)
     fgr_low: float = math.nan
     fgr_high: float = math.nan
+    fgr_oracle: float = math.nan  # the same against the oracle (nan: none given)
+    fgr_oracle_low: float = math.nan
+    fgr_oracle_high: float = math.nan
 
     @property
     def significant(self) -> str:
@@ -122,33 +126,39 @@ def _single_cell(records: list[dict[str, Any]], label: str, role: str) -> dict:
 
 
 def compare(records: list[dict[str, Any]], private: str, baseline: str,
-            federated: str | None = None, confidence: float = CONFIDENCE) -> list[Paired]:
+            federated: str | None = None, oracle: str | None = None,
+            confidence: float = CONFIDENCE) -> list[Paired]:
     """The paired statistics of every cell of `private` against `baseline` (one cell), and
-    FGR against `federated` (one cell) when given; ordered by epsilon."""
+    FGR against `federated` and against `oracle` (one cell each) when given; ordered by
+    epsilon."""
     alone = _single_cell(records, baseline, "baseline")
-    fed = None if federated is None else _single_cell(records, federated, "federated")
+    refs = [None if label is None else _single_cell(records, label, role)
+            for label, role in ((federated, "federated"), (oracle, "oracle"))]
     cells: dict[tuple, list[dict[str, Any]]] = {}
     for r in records:
         if r["run"]["label"] == private:
             cells.setdefault(tuple(sorted(r["run"]["cell"].items())), []).append(r)
-    out = [_paired(cell, final_by_seed(group), alone, fed, confidence)
+    out = [_paired(cell, final_by_seed(group), alone, refs, confidence)
            for cell, group in cells.items()]
     return sorted(out, key=lambda p: (p.epsilon, str(p.cell)))
 
 
-def _paired(cell: tuple, own: dict, alone: dict, fed: dict | None,
+def _paired(cell: tuple, own: dict, alone: dict, refs: list[dict | None],
             confidence: float) -> Paired:
     seeds = sorted(own.keys() & alone.keys())
     mine, base = np.array([own[s] for s in seeds]), np.array([alone[s] for s in seeds])
     ratio = fieller_interval(mine, base, confidence)
     diff = mean_interval(mine - base, confidence)
     epsilon = float(dict(cell).get("epsilon", math.nan))
-    if fed is None:
-        return Paired(cell, epsilon, len(seeds), *ratio, *diff)
-    shared = [s for s in seeds if s in fed]
-    gain = fieller_interval([alone[s] - own[s] for s in shared],
-                            [alone[s] - fed[s] for s in shared], confidence)
-    return Paired(cell, epsilon, len(seeds), *ratio, *diff, *gain)
+    gains = []
+    for ref in refs:
+        if ref is None:
+            gains += [math.nan] * 3
+            continue
+        shared = [s for s in seeds if s in ref]
+        gains += fieller_interval([alone[s] - own[s] for s in shared],
+                                  [alone[s] - ref[s] for s in shared], confidence)
+    return Paired(cell, epsilon, len(seeds), *ratio, *diff, *gains)
 
 
 def break_even(comparisons: Iterable[Paired]) -> float:

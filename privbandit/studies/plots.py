@@ -279,8 +279,8 @@ def plot_all(records: list[dict[str, Any]], out_dir: str | Path,
         plot_communication(records, out / "communication.png"),
         plot_ledgers(records, out / "ledgers.png"),
     ]
-    if labels is not None and len(labels) == 3 and labels[2]:
-        paths.append(plot_federation_gain(records, out / "federation_gain.png", *labels))
+    if labels is not None and len(labels) >= 3 and labels[2]:
+        paths.append(plot_federation_gain(records, out / "federation_gain.png", *labels[:3]))
     return paths
 
 

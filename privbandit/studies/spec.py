@@ -61,17 +61,20 @@ from ..schema import CheckedConfig, by_name, check_table, fill, unknown_key
 
 _TOP_KEYS = {"name", "horizon", "seeds", "base_seed", "max_points", "environment", "algorithm",
              "break_even"}
-_BREAK_EVEN_KEYS = {"private", "baseline", "federated"}
+_BREAK_EVEN_KEYS = {"private", "baseline", "federated", "oracle"}
 _ALG_KEYS = {"name", "label", "preset", "params", "grid"}
 
 
 class BreakEven(NamedTuple):
-    """The [break_even] table: the private label, the baseline it must beat, and the
-    federated reference of the federation gain recovered (optional); see `paired`."""
+    """The [break_even] table: the private label, the baseline it must beat, the
+    federated reference of the federation gain recovered (optional) and the oracle, a
+    second reference of it (optional: the ceiling, e.g. `oracle-clusters`); see
+    `paired`."""
 
     private: str
     baseline: str
     federated: str | None = None
+    oracle: str | None = None
 
 
 @dataclass(frozen=True)
@@ -254,12 +257,15 @@ def _break_even(raw: Any, specs: tuple[AlgorithmSpec, ...]) -> BreakEven | None:
     if baseline not in single:
         raise config_error("break_even.baseline", baseline,
                            f"the label of an algorithm without a grid: {single}")
-    federated = table.get("federated")
-    if federated is not None and (federated not in single or federated == baseline):
-        raise config_error("break_even.federated", federated,
-                           "the label of an algorithm without a grid other than the baseline: "
-                           f"{[label for label in single if label != baseline]}")
-    return BreakEven(private, baseline, federated)
+    references = {}
+    for key in ("federated", "oracle"):
+        label = table.get(key)
+        if label is not None and (label not in single or label == baseline):
+            raise config_error(f"break_even.{key}", label,
+                               "the label of an algorithm without a grid other than the "
+                               f"baseline: {[x for x in single if x != baseline]}")
+        references[key] = label
+    return BreakEven(private, baseline, **references)
 
 
 def _entry(i: int, raw: Any) -> AlgorithmEntry:

@@ -6,7 +6,8 @@ computed): `pairs`, `ratio_to_baseline` (ratio of means) with `ratio_low`,
 `ratio_high` (Fieller's 95% interval), `diff_mean`, `diff_low`,
 `diff_high` (private - baseline, 95% t interval over paired seeds), `fgr`,
 `fgr_low`, `fgr_high` (federation gain recovered and Fieller's interval;
-empty without a federated reference), `significant` ("below" or "above"
+empty without a federated reference), `fgr_oracle`, `fgr_oracle_low`,
+`fgr_oracle_high` (the same against the oracle; empty without one), `significant` ("below" or "above"
 when the interval of the difference excludes 0, else "no") and
 `break_even_epsilon` (written "none" when no epsilon is significantly below).
 """
@@ -29,8 +30,8 @@ from .spec import BreakEven
 
 PRIVACY_KEYS = ("epsilon", "delta", "calibration")
 PAIRED_KEYS = ("pairs", "ratio_to_baseline", "ratio_low", "ratio_high", "diff_mean",
-               "diff_low", "diff_high", "fgr", "fgr_low", "fgr_high", "significant",
-               "break_even_epsilon")
+               "diff_low", "diff_high", "fgr", "fgr_low", "fgr_high", "fgr_oracle",
+               "fgr_oracle_low", "fgr_oracle_high", "significant", "break_even_epsilon")
 
 
 def cell_key(record: dict[str, Any]) -> tuple:
@@ -102,18 +103,22 @@ def _add_paired(rows: list[dict[str, Any]], records: list[dict[str, Any]],
         row.update(dict.fromkeys(PAIRED_KEYS, ""))
     for row, (label, _, cell) in zip(rows, group_cells(records), strict=True):
         if label == break_even.private:
-            row.update(paired_columns(comparisons[cell], break_even.federated is not None))
+            row.update(paired_columns(comparisons[cell], break_even.federated is not None,
+                                      break_even.oracle is not None))
     value = break_even_epsilon(rows, break_even.private, break_even.baseline)
     for row in rows:
         if row["label"] == break_even.private:
             row["break_even_epsilon"] = value
 
 
-def paired_columns(p: Paired, with_fgr: bool) -> dict[str, Any]:
-    """A comparison's summary columns (the FGR columns empty without a federated label)."""
+def paired_columns(p: Paired, with_fgr: bool, with_oracle: bool = False) -> dict[str, Any]:
+    """A comparison's summary columns (the FGR columns empty without a federated label, the
+    oracle's without an oracle label)."""
     fgr = (p.fgr, p.fgr_low, p.fgr_high) if with_fgr else ("", "", "")
+    oracle = (p.fgr_oracle, p.fgr_oracle_low, p.fgr_oracle_high) if with_oracle else (
+        "", "", "")
     return dict(zip(PAIRED_KEYS[:-1], (p.pairs, p.ratio, p.ratio_low, p.ratio_high, p.diff,
-                                       p.diff_low, p.diff_high, *fgr, p.significant),
+                                       p.diff_low, p.diff_high, *fgr, *oracle, p.significant),
                     strict=True))
 
 
@@ -203,7 +208,11 @@ def paired_table(rows: list[dict[str, Any]], break_even: BreakEven | tuple) -> l
     if be.federated is not None:
         lines.append(f"FGR = ({be.baseline} - {be.private}) / ({be.baseline} - "
                      f"{be.federated}), the federation gain recovered")
+    if be.oracle is not None:
+        lines.append(f"FGR vs oracle = ({be.baseline} - {be.private}) / ({be.baseline} - "
+                     f"{be.oracle}), against the ceiling ({be.oracle} is a yardstick)")
     fgr_head = f" {'FGR [interval]':>24}" if be.federated else ""
+    fgr_head += f" {'FGR vs oracle [interval]':>26}" if be.oracle else ""
     lines.append(f"{'epsilon':>8} {'pairs':>5} {'regret':>10} {'ratio [interval]':>22} "
                  f"{'private - ' + be.baseline + ' [interval]':>32}{fgr_head} significant")
     for r in rows:
@@ -215,6 +224,9 @@ def paired_table(rows: list[dict[str, Any]], break_even: BreakEven | tuple) -> l
         fgr = "" if be.federated is None else " " + (
             f"{_percent(r['fgr'])} [{_percent(r['fgr_low'])}, {_percent(r['fgr_high'])}]"
         ).rjust(24)
+        fgr += "" if be.oracle is None else " " + (
+            f"{_percent(r['fgr_oracle'])} [{_percent(r['fgr_oracle_low'])}, "
+            f"{_percent(r['fgr_oracle_high'])}]").rjust(26)
         name = f"{r['epsilon']:g}" + (f" {r['other']}" if r["other"] else "")
         lines.append(f"{name:>8} {r['pairs']:>5} {r['regret_mean']:>10.1f} {ratio:>22} "
                      f"{diff:>32}{fgr} {r['significant']}")

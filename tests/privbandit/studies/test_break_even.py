@@ -87,6 +87,25 @@ def test_the_paired_table_is_printed_and_written_per_epsilon(tmp_path, capsys):
     assert any("FGR = (alone - private) / (alone - federated)" in x for x in printed)
 
 
+def test_fgr_against_an_oracle_is_printed_and_written_beside_fgr_against_the_federated(
+        tmp_path, capsys):
+    # the oracle here is the federated label's twin: its FGR equals the federated one's
+    text = textwrap.dedent(STUDY.format(scale=1.6)).replace(
+        '[[algorithm]]\nname = "toy"\n', '[[algorithm]]\nname = "toy-plain"\nlabel = "oracle"\n'
+        '[algorithm.params]\nscale = 0.5\n[[algorithm]]\nname = "toy"\n') + 'oracle = "oracle"\n'
+    path = tmp_path / "be.toml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    assert main(["study", "run", str(path), "--out", str(out), "--workers", "1",
+                 "--no-plots"]) == 0
+    printed = capsys.readouterr().out
+    rows = [r for r in csv.DictReader((out / "summary.csv").open()) if r["label"] == "private"]
+    for row in rows:
+        for key in ("fgr", "fgr_low", "fgr_high"):
+            assert float(row[key.replace("fgr", "fgr_oracle")]) == pytest.approx(float(row[key]))
+    assert "FGR vs oracle = (alone - private) / (alone - oracle)" in printed
+
+
 def test_summary_columns_come_first_in_the_documented_order(tmp_path):
     out = tmp_path / "out"
     assert main(["study", "run", str(_study(tmp_path, 1.6)), "--out", str(out),
@@ -118,7 +137,7 @@ def test_bad_break_even_tables_are_named(table, message):
 
 def test_the_federated_reference_is_optional():
     text = textwrap.dedent(STUDY.format(scale=1.0)).replace('federated = "federated"\n', "")
-    assert parse_study(text).break_even == ("private", "alone", None)
+    assert parse_study(text).break_even == ("private", "alone", None, None)
     assert parse_study(textwrap.dedent(STUDY.format(scale=1.0))).break_even.federated == (
         "federated")
 
