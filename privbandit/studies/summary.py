@@ -7,8 +7,8 @@ computed): `pairs`, `ratio_to_baseline` (ratio of means) with `ratio_low`,
 `diff_high` (private - baseline, 95% t interval over paired seeds), `fgr`,
 `fgr_low`, `fgr_high` (federation gain recovered and Fieller's interval;
 empty without a federated reference), `fgr_oracle`, `fgr_oracle_low`,
-`fgr_oracle_high` (the same against the oracle; empty without one), `significant` ("below" or "above"
-when the interval of the difference excludes 0, else "no") and
+`fgr_oracle_high` (the same against the oracle; empty without one),
+`significant` ("below" or "above" when the interval of the difference excludes 0, else "no") and
 `break_even_epsilon` (written "none" when no epsilon is significantly below).
 """
 from __future__ import annotations
