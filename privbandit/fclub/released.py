@@ -27,6 +27,14 @@ Everything else is computed from those releases:
   (`private.sum_noise_bound`), so the bound stays an upper confidence bound
   however the clusters were found (proof: `RewardNoiseRidge`).
 
+With `release = "cluster-sum"` (plan) each cluster's model is instead one
+noisy sum of its members' moments (`private.membership.ClusterReleases`
+through the seam `private.sums.TrustedSums`, a trusted aggregator), the
+per-user streams kept, at `detection_share` of the budget, for detection and
+for standing in for the parts that leave a cluster until they are released
+once; the model mixes the cluster sum with the members' detection sums by
+inverse variance (two estimates of the same records' moments).
+
 No party acts on its own raw rewards: that is what makes every record's
 features public.  The paper's asynchronous det-ratio uploads and downloads
 (eqs. 5-6) are replaced by the schedule: with the triggers each local
@@ -50,6 +58,10 @@ most item_bound x 1 (rewards clipped to [0, 1]).  Measure: each record enters
 one step of one user's stream; the stream's Gaussian event (calibrated by the
 exact accountant) is charged once to its server's ledger (users are disjoint);
 release times are the schedule's (public), every user releases at each.
+With `release = "cluster-sum"`: the composition `ClusterReleases` proves
+(detection stream, one cluster stream step and at most `history_limit`
+one-shot releases per record), in one ledger per local server; the global
+server is trusted with the cluster sums' raw moments.
 Sources: seed 000 Algorithms 1-2 and Definition 1's setting; Shariff &
 Sheffet (2018) and Hanna, Girgis & Fragouli (2022) for noising only the
 rewards' part; the continual-release mechanisms' own sources.
@@ -100,8 +112,13 @@ class ReleasedPlan(ReleasePlan):
     """The private side of the released CDP-FCLUB-DC: the `ReleasePlan` keys (default
     mechanism "mf", schedule "geometric"), `failure` (the probability that a noise bound
     fails, over the whole run), the merge tests' `resolution`, `level` and `miss`
-    (`private.NoiseAwareClustering`), and `clustering`: "cliques" (the phases' edge
-    deletion and clique merge) or "split-merge" (sets, after every release; the default)."""
+    (`private.NoiseAwareClustering`), `clustering`: "cliques" (the phases' edge
+    deletion and clique merge) or "split-merge" (sets, after every release; the default),
+    and `release`: "per-user" (every user's stream, summed; the default) or "cluster-sum"
+    (one sum per cluster, split/merge only) with its shares of mu^2: `detection_share`
+    (per-user streams), `history_share` (spread over `history_limit` one-shot releases
+    per user) and the rest (cluster streams), and `settle` (releases a cluster stands
+    before the parts it took are released; 0: at once)."""
 
     mechanism: str = "mf"
     schedule: str = "geometric"
