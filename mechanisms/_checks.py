@@ -99,6 +99,8 @@ def clip_rows(rows: np.ndarray, clip: float, on_excess: str, name: str) -> tuple
     """Each row (last axis) brought to L2 norm <= clip, or OutOfBoundsError naming `name` with
     on_excess="reject"; returns (rows, how many were scaled down)."""
     norms = np.sqrt(np.einsum("...i,...i->...", rows, rows))
+    if norms.max(initial=0.0) <= clip:  # the common case: nothing to clip
+        return rows, 0
     if not np.all(np.isfinite(norms)):  # squares overflowed: scale first
         top = np.max(np.abs(rows), axis=-1)
         safe = np.where(top > 0, top, 1.0)

@@ -34,11 +34,24 @@ import math
 
 import numpy as np
 
+from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
 
-from .samplers import discrete_gaussian_integers
+from .samplers import _discrete_gaussian_integers, discrete_gaussian_integers
 
 MAX_BITS = 64
+MAX_PARTIES = 2**20
+MAX_SHARE_SIGMA = 2.0**51  # with the margin of at most MAX_PARTIES shares: the sampler's 2**52
+
+
+def check_share_sigma(sigma: float, parties: int) -> float:
+    """A share std the sampler draws for up to MAX_PARTIES parties, or an error naming it."""
+    sigma = check_positive("share_sigma", sigma)
+    if check_count("parties", parties) > MAX_PARTIES:
+        raise invalid("parties", parties, f"an integer in [1, {MAX_PARTIES}]")
+    if sigma > MAX_SHARE_SIGMA:
+        raise invalid("share_sigma", sigma, "at most 2**51 grid steps (use a coarser scale)")
+    return sigma
 
 
 def draw_shares(sigma: float, parties: int, entries: int, rng: np.random.Generator) -> np.ndarray:
@@ -46,6 +59,11 @@ def draw_shares(sigma: float, parties: int, entries: int, rng: np.random.Generat
     parties = check_count("parties", parties)
     return discrete_gaussian_integers(sigma, (parties, check_count("entries", entries, 0)), rng,
                                       summed=parties)
+
+
+def _draw_shares(sigma: float, parties: int, entries: int, rng) -> np.ndarray:
+    """`draw_shares` of validated arguments (the protocol validates once, at construction)."""
+    return _discrete_gaussian_integers(sigma, (parties, entries), rng, parties)
 
 
 def share_variance(sigma: float, parties: int) -> float:

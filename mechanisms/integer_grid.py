@@ -74,8 +74,11 @@ class IntegerGrid:
 
         Raises InvalidParameterError for NaN/inf or a scaled magnitude of 2**62 or more.
         """
-        x = np.ldexp(real_array("values", values), -self._exponent)  # exact
-        rng = check_rng(rng)
+        return self._encode(real_array("values", values), check_rng(rng))
+
+    def _encode(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """`encode` of a validated float array (mechanisms call it after validating once)."""
+        x = np.ldexp(values, -self._exponent)  # exact
         if x.size and not np.abs(x).max() < _INT_LIMIT:
             raise invalid("values", f"an entry of magnitude {float(np.abs(x).max()):.3g} "
                           "grid steps", f"entries below 2**62 grid steps (scale {self.scale:g})")

@@ -31,8 +31,10 @@ threshold, rng) -> MaskRound`):
 - `SimulatedMasks()`: every mask is drawn from the release's numpy Generator
   and the aggregator's reconstruction is computed directly: a SIMULATION for
   studies (no cryptography, one process plays every party; the statement of
-  a run that uses it must say so).  Vectorized: one draw of
-  parties x parties x entries words per release.
+  a run that uses it must say so).  It draws each party's self mask and
+  pairwise total, 2 x parties x entries words per release, with the law the
+  pairwise masks give them (`_SimulatedRound`); the masks the survivors
+  reveal are drawn when asked.
 - `agreed_masks.AgreedMasks` ('crypto' extra): pairwise seeds by X25519 key
   agreement and HKDF, masks expanded by SHAKE-256, self-mask seeds from the
   OS CSPRNG shared by Shamir's scheme with threshold `threshold`; the
@@ -40,7 +42,6 @@ threshold, rng) -> MaskRound`):
 """
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -93,27 +94,24 @@ class MaskRound(ABC):
         """The aggregator's knowledge after unmasking (for audits and tests)."""
 
 
-def signed_pair_total(pairs: np.ndarray) -> np.ndarray:
-    """Each party's pairwise total sum_(j>i) r_ij - sum_(j<i) r_ji from (parties, parties,
-    entries) uint64 whose strict upper triangle holds r (the rest ignored)."""
-    r = np.where(_upper(pairs.shape[0])[:, :, None], pairs, np.uint64(0))
-    return r.sum(axis=1, dtype=np.uint64) - r.sum(axis=0, dtype=np.uint64)
-
-
-@functools.lru_cache(maxsize=32)
-def _upper(parties: int) -> np.ndarray:
-    out = np.triu(np.ones((parties, parties), dtype=bool), 1)
-    out.setflags(write=False)
-    return out
-
-
 class _SimulatedRound(MaskRound):
-    """Unmasking as the protocol's reconstruction yields it: the survivors' summed masks
-    (their pairwise masks among themselves cancel; the rest is what they reveal)."""
+    """One release of simulated masks (`SimulatedMasks`).
 
-    def __init__(self, pairs: np.ndarray, own: np.ndarray, threshold: int) -> None:
-        super().__init__(own + signed_pair_total(pairs), threshold)
-        self._pairs, self._own = pairs, own
+    Each party's mask is its self mask plus its pairwise total; the pairwise
+    totals of all parties are uniform subject to summing to 0, which is exactly
+    the law the pairwise masks of every pair give them (the complete graph's
+    signed incidence map is onto the vectors that sum to 0, and maps the
+    uniform law to the uniform law on its image).  Unmasking is what the
+    protocol's reconstruction yields: the survivors' summed masks.  The
+    pairwise masks the survivors reveal are drawn only when asked
+    (`revealed`), from their law given the totals: uniform subject to one
+    constraint, the dropped parties' totals (every other pair's mask absorbs
+    the rest).
+    """
+
+    def __init__(self, own: np.ndarray, totals: np.ndarray, seed: int, threshold: int) -> None:
+        super().__init__(own + totals, threshold)
+        self._own, self._totals, self._seed = own, totals, seed
 
     def unmask(self, survivors: np.ndarray) -> np.ndarray:
         alive = self.check_survivors(survivors)
@@ -122,9 +120,19 @@ class _SimulatedRound(MaskRound):
     def revealed(self, survivors: np.ndarray) -> Revealed:
         alive = self.check_survivors(survivors)
         n = alive.size
-        pairs = {(i, j): self._pairs[i, j].copy() for i in range(n) for j in range(i + 1, n)
-                 if alive[i] != alive[j]}
-        return Revealed(pairs, {int(k): self._own[k].copy() for k in np.flatnonzero(alive)})
+        cross = [(i, j) for i in range(n) for j in range(i + 1, n) if alive[i] != alive[j]]
+        own = {int(k): self._own[k].copy() for k in np.flatnonzero(alive)}
+        if not cross:
+            return Revealed({}, own)
+        raw = np.random.default_rng(self._seed).bit_generator.random_raw(
+            len(cross) * self._own.shape[1]).reshape(len(cross), -1)
+        # a dropped party's total holds +r_ij when it is i (the smaller index), -r_ij when j
+        signs = [not alive[i] for i, _ in cross]
+        gap = self._totals[~alive].sum(axis=0, dtype=np.uint64)
+        for r, plus in zip(raw[:-1], signs[:-1], strict=True):
+            gap = gap - r if plus else gap + r
+        raw[-1] = gap if signs[-1] else np.uint64(0) - gap
+        return Revealed({pair: raw[k] for k, pair in enumerate(cross)}, own)
 
 
 class SimulatedMasks:
@@ -132,7 +140,7 @@ class SimulatedMasks:
     docstring).  Stateless; the released sums never depend on the masks (they cancel)."""
 
     simulated = True
-    description = ("simulated masks: pairwise and self masks drawn from the run's numpy "
+    description = ("simulated masks: self masks and pairwise totals drawn from the run's numpy "
                    "generator in one process, no key agreement or secret sharing (a study, "
                    "not a deployment)")
 
@@ -140,9 +148,12 @@ class SimulatedMasks:
               rng: np.random.Generator) -> MaskRound:
         check_count("release", release, 0)
         n, e = check_count("parties", parties), check_count("entries", entries, 0)
-        raw = rng.bit_generator.random_raw(n * n * e + n * e)
-        return _SimulatedRound(raw[: n * n * e].reshape(n, n, e),
-                               raw[n * n * e:].reshape(n, e), check_count("threshold", threshold))
+        raw = rng.bit_generator.random_raw(2 * n * e + 1)
+        words = raw[:-1].reshape(2 * n, e)
+        totals = words[n:]
+        totals[-1] = np.uint64(0) - totals[:-1].sum(axis=0, dtype=np.uint64)
+        return _SimulatedRound(words[:n], totals, int(raw[-1]), check_count("threshold",
+                                                                              threshold))
 
     def __eq__(self, other: object) -> bool:
         return type(other) is SimulatedMasks

@@ -517,12 +517,18 @@ def discrete_gaussian_integers(sigma: float, shape: object, rng: np.random.Gener
     sigma = check_positive("sigma", sigma)
     dims = check_shape("shape", shape)
     rng = check_rng(rng)
-    t = sigma * (1.0 + check_count("summed", summed) * 2.0**-20)
-    if not t <= _MAX_GRID_SCALE:
+    if not sigma * (1.0 + check_count("summed", summed) * 2.0**-20) <= _MAX_GRID_SCALE:
         raise invalid("sigma", sigma, f"at most {_MAX_GRID_SCALE / 2:.6g} integer steps")
+    return _discrete_gaussian_integers(sigma, dims, rng, summed)
+
+
+def _discrete_gaussian_integers(sigma: float, dims: tuple, rng: np.random.Generator,
+                                summed: int) -> np.ndarray:
+    """`discrete_gaussian_integers` of validated arguments (callers validate once)."""
     size = math.prod(dims)
     if size == 0:
         return np.zeros(dims, dtype=np.int64)
+    t = sigma * (1.0 + summed * 2.0**-20)
     return _integer_noise(rng, "gaussian", t, size).astype(np.int64).reshape(dims)
 
 

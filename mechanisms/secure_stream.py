@@ -198,7 +198,7 @@ class SecureStream(GroupView, PrefixStream):
         self._protocol.check_survivors(survivors)
         rng = check_rng(rng)
         values = self._party_values(x)
-        encoded = self._config.grid.encode(values, rng)
+        encoded = self._config.grid._encode(values, rng)
         result = self._protocol.run(encoded, rng, survivors)
         out = self._advance(self._config.grid.decode(result.total))
         self._steps += 1

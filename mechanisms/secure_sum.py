@@ -68,6 +68,8 @@ class SecureSumRelease:
 
 def survivors_of(dropped: object, parties: int) -> np.ndarray:
     """The (parties,) boolean mask of the parties not in `dropped` (distinct indices)."""
+    if isinstance(dropped, (tuple, list)) and not dropped:
+        return np.ones(parties, dtype=bool)
     allowed = f"distinct party indices in [0, {parties})"
     if isinstance(dropped, (str, bytes)) or not hasattr(dropped, "__iter__"):
         raise invalid("dropped", dropped, allowed)
@@ -96,7 +98,7 @@ class SecureAggregation:
         self.min_survivors = check_count("min_survivors", min_survivors)
         if self.min_survivors > self.parties:
             raise invalid("min_survivors", min_survivors, f"<= parties = {parties}")
-        self.share_sigma = check_positive("share_sigma", share_sigma)
+        self.share_sigma = noise.check_share_sigma(share_sigma, self.parties)
         self.modulus_bits = check_count("modulus_bits", modulus_bits, minimum=2)
         if self.modulus_bits > noise.MAX_BITS:
             raise invalid("modulus_bits", modulus_bits, f"an integer in [2, {noise.MAX_BITS}]")
@@ -117,7 +119,7 @@ class SecureAggregation:
             survivors: np.ndarray) -> SecureRound:
         self.check_survivors(survivors)
         entries = encoded.shape[1]
-        shares = noise.draw_shares(self.share_sigma, self.parties, entries, rng)
+        shares = noise._draw_shares(self.share_sigma, self.parties, entries, rng)
         masked = (encoded + shares).view(np.uint64)  # two's complement: exact modulo 2**64
         mask_round = self.masks.round(self.releases, self.parties, entries, self.min_survivors,
                                       rng)
@@ -309,7 +311,7 @@ class SecureSum(GroupView):
         self._protocol.check_survivors(survivors)
         rng = check_rng(rng)
         x, _ = clip_rows(x, self._config.clip_norm, self._config.on_excess, "values")
-        encoded = self._config.grid.encode(x, rng)
+        encoded = self._config.grid._encode(x, rng)
         result = self._protocol.run(encoded, rng, survivors)
         value = self._config.grid.decode(result.total).reshape(self._shape)
         pre_noise = encoded[survivors].sum(axis=0).astype(np.float64)

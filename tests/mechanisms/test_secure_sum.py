@@ -197,6 +197,29 @@ def late_share_view(masks, parties: int, gone: int, entries: int, value: int, se
     return late
 
 
+def unmask_from(known, alive: np.ndarray, entries: int) -> np.ndarray:
+    """What the aggregator subtracts, rebuilt from the revealed masks alone."""
+    total = np.zeros(entries, dtype=np.uint64)
+    for p in known.self_masks.values():
+        total += p
+    for (i, _), r in known.pair_masks.items():
+        total = total + r if alive[i] else total - r
+    return total
+
+
+@settings(max_examples=30, deadline=None)
+@given(parties=st.integers(1, 7), seed=st.integers(0, 2**32), data=st.data())
+def test_the_revealed_masks_unmask_exactly_what_the_survivors_sent(parties, seed, data):
+    gone = data.draw(st.sets(st.integers(0, parties - 1), max_size=parties - 1))
+    alive = np.isin(np.arange(parties), sorted(gone), invert=True)
+    mask_round = SimulatedMasks().round(0, parties, 3, 1, np.random.default_rng(seed))
+    own = mask_round.revealed(np.ones(parties, dtype=bool)).self_masks
+    assert np.array_equal(mask_round.party_masks.sum(axis=0, dtype=np.uint64),
+                          sum(own.values(), np.zeros(3, dtype=np.uint64)))  # pairwise cancel
+    known = mask_round.revealed(alive)
+    assert np.array_equal(unmask_from(known, alive, 3), mask_round.unmask(alive))
+
+
 @pytest.mark.parametrize("scheme", ["simulated", "agreed"])
 def test_a_late_share_of_a_dropped_party_stays_uniform(scheme):
     parties, entries = 4, 20_000
