@@ -79,8 +79,7 @@ class SecureFactorization(SecureStream):
 
     def _signal_bound(self) -> float:
         # c_k > 0 (theta, omega > 0): |(C x_i)_t| <= sum_(k < T) c_k per clip norm and record
-        coef_sum = float(np.sum(self._factor.coefficients(self._horizon)))
-        return coef_sum * self._records * (1.0 + 1e-9)
+        return self._factor.coefficient_sum(self._horizon) * self._records * (1.0 + 1e-9)
 
     def _event_for(self, release_event: SecureSumEvent) -> FactorizationEvent:
         return FactorizationEvent(release_event, self._column_norm, self._horizon)

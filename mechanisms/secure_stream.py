@@ -22,6 +22,14 @@ a discrete Gaussian share per party, masks, the sum modulo m.  A cluster's
 prefix thus carries the noise of ONE stream (any min_survivors - collusion
 shares carry it), not one per party.
 
+Error bounds: the prefix noise is a sum of independent discrete Gaussians,
+sub-Gaussian with variance proxy sigma**2 per share (Canonne, Kamath &
+Steinke 2020, Corollary 9); from 9 grid steps per share (`share_sigma`; the
+default grids give thousands) that proxy equals `prefix_variance` in floats,
+so `noise_bounds.vector_noise_norm_bound` applies as for the central streams
+(its Laurent-Massart form holds for sub-Gaussian vectors: Hsu, Kakade &
+Zhang 2012, Theorem 1).
+
 The party set is fixed for the stream's life; any party may drop out of a
 release (`dropped`), and a release with fewer than `min_survivors` is refused
 (`TooFewSurvivorsError`, nothing released, nothing changed).  A dropped

@@ -89,7 +89,9 @@ class SecureAggregation:
     from `masks` (a `SimulatedMasks` or an `agreed_masks.AgreedMasks`), at least
     `min_survivors` parties per release (else `TooFewSurvivorsError` before anything is
     drawn).  `run(encoded, rng, survivors)` -> SecureRound.  Counts its releases (the
-    masks of each are fresh).
+    masks of each are fresh).  No guarantee of its own: it knows neither the values'
+    bounds nor the encoding; `SecureSum` and the streams state the guarantee and the
+    event of what they run through it.
     """
 
     def __init__(self, parties: int, *, min_survivors: int, share_sigma: float,

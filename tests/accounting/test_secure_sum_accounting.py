@@ -86,6 +86,17 @@ def test_opendp_discrete_gaussian_agrees_for_one_share():
             pytest.approx(rho, rel=1e-12))
 
 
+def test_one_share_epsilon_is_opendps_for_its_discrete_gaussian():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    for sigma, sens in ((3.0, 1), (40.0, 7)):
+        meas = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(
+            dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int), scale=sigma))
+        ours = ZCDPAccountant().compose(SecureSumEvent(sigma, 1, float(sens), 3))
+        assert ours.epsilon(DELTA) == pytest.approx(meas.map(sens).epsilon(DELTA), rel=1e-3)
+
+
 def test_large_sigma_is_a_gaussian_of_the_summed_variance():
     event = SecureSumEvent(50.0, 8, 30.0, 100)
     assert secure_sum_tau(50.0, 8) == 0.0  # below the smallest double
