@@ -18,7 +18,9 @@ from .calibration import (
     PAPER_TREE_VARIANCES,
     calibrate_gaussian_sigma,
     calibrate_laplace_scale,
+    calibrate_secure_sum_sigma,
     paper_tree_sigma,
+    secure_sum_event,
     tree_nodes_per_record,
 )
 from .errors import (
@@ -36,6 +38,7 @@ from .events import (
     NotDifferentiallyPrivate,
     PrivacyEvent,
     RepeatedEvent,
+    SecureSumEvent,
     TreeAggregationEvent,
 )
 from .ledger import Ledger
@@ -47,8 +50,9 @@ __all__ = [
     "LaplaceEvent",
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
-    "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
-    "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
-    "paper_tree_sigma", "register", "tree_nodes_per_record",
+    "RDPAccountant", "RepeatedEvent", "SecureSumEvent", "TreeAggregationEvent",
+    "UnsupportedEventError", "ZCDPAccountant", "calibrate_gaussian_sigma",
+    "calibrate_laplace_scale", "calibrate_secure_sum_sigma", "make_accountant",
+    "paper_tree_sigma", "register", "secure_sum_event", "tree_nodes_per_record",
     "PrivacyStatement", "Relation",
 ]
