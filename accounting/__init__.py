@@ -18,8 +18,10 @@ from .calibration import (
     PAPER_TREE_VARIANCES,
     calibrate_gaussian_sigma,
     calibrate_laplace_scale,
+    calibrate_secure_sum_sigma,
     gdp_mu,
     paper_tree_sigma,
+    secure_sum_event,
     tree_nodes_per_record,
 )
 from .errors import (
@@ -37,6 +39,7 @@ from .events import (
     NotDifferentiallyPrivate,
     PrivacyEvent,
     RepeatedEvent,
+    SecureSumEvent,
     TreeAggregationEvent,
 )
 from .ledger import Ledger
@@ -48,8 +51,9 @@ __all__ = [
     "LaplaceEvent",
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
-    "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
-    "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "gdp_mu",
-    "make_accountant", "paper_tree_sigma", "register", "tree_nodes_per_record",
+    "RDPAccountant", "RepeatedEvent", "SecureSumEvent", "TreeAggregationEvent",
+    "UnsupportedEventError", "ZCDPAccountant", "calibrate_gaussian_sigma",
+    "calibrate_laplace_scale", "calibrate_secure_sum_sigma", "gdp_mu", "make_accountant",
+    "paper_tree_sigma", "register", "secure_sum_event", "tree_nodes_per_record",
     "PrivacyStatement", "Relation",
 ]

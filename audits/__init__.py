@@ -23,10 +23,11 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
     Adapters: ReleaseAdapter(release, name, batched=True),
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
-      as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
+      as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...),
+      SecureSumAdapter(parties, dim, sigma, scale) (n secure sums as one)
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
-      forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry);
+      forced (forced_replay; privbandit.auditing.end_to_end builds the pairs of a registry entry);
       record(first) once, then audit_replays(recorded, {name: neighbour}, ...); every run
       checked against its ledgers' charges (check_recorded); no flip touching a release:
       "inconclusive"
@@ -94,6 +95,7 @@ _NAMES = {
     "PairGenerator": "protocols",
     "Projection": "statistics",
     "ReleaseAdapter": "adapters",
+    "SecureSumAdapter": "secure",
     "Scalar": "statistics",
     "Statistic": "protocols",
     "StreamAdapter": "streams",

@@ -2,14 +2,15 @@
 
 Every mechanism is a small object validated at construction, releases with an
 explicit `rng`, and exposes the `event` an accountant charges.  Imports the
-accounting layer only.  The sealing names load `cryptography` (the 'crypto'
-extra) on first use.
+accounting layer only.  The sealing names and `AgreedMasks` load
+`cryptography` (the 'crypto' extra) on first use.
 """
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
 from .continual import CONTINUAL_MECHANISMS, continual_release
 from .factorization import MatrixFactorization
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .honaker import HonakerTree
+from .integer_grid import IntegerGrid
 from .laplace import LaplaceMeans
 from .masks import OrthogonalMask, PartyMask, sum_masked
 from .noise_bounds import (
@@ -18,8 +19,14 @@ from .noise_bounds import (
     symmetric_noise_norm_bound,
     vector_noise_norm_bound,
 )
+from .pairwise_masks import SimulatedMasks
 from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
+from .secure_continual import SECURE_CONTINUAL_MECHANISMS, secure_continual_release
+from .secure_factorization import SecureFactorization
+from .secure_stream import SecurePrefix, SecureStream
+from .secure_sum import SecureAggregation, SecureSum, SecureSumRelease
+from .secure_tree import SecureTree
 from .streaming import ContinualRelease
 from .tape import PublicValue
 from .tree import TreePrivatizer
@@ -34,17 +41,25 @@ def __getattr__(name: str):
         from . import sealing
 
         return getattr(sealing, name)
+    if name == "AgreedMasks":
+        from .agreed_masks import AgreedMasks
+
+        return AgreedMasks
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
-    "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
-    "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
+    "AgreedMasks", "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST",
+    "GRID", "GaussianVector", "GridSampler", "HonakerTree", "IntegerGrid",
+    "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
     "PartyKeys", "PartyMask", "PublicFeatures", "PublicValue", "ReplayGuard",
-    "RewardOnlyRelease", "RewardRelease", "Sampler", "Sealer",
+    "RewardOnlyRelease", "RewardRelease", "SECURE_CONTINUAL_MECHANISMS", "Sampler",
+    "SecureAggregation", "SecureFactorization", "SecurePrefix", "SecureStream", "SecureSum",
+    "SecureSumRelease", "SecureTree", "Sealer", "SimulatedMasks",
     "SymmetricGaussianMatrix", "TreePrivatizer", "continual_release", "elicit_feedback",
     "new_session", "open_block", "open_message", "psd_shift", "seal_block", "seal_message",
+    "secure_continual_release",
     "split_groups", "sum_masked", "symmetric_noise_norm_bound", "vector_noise_norm_bound",
     "gaussian_matrix_norm_bound",
 ]

@@ -78,6 +78,11 @@ class BufferedToeplitz:
         powers = np.power(np.asarray(self.theta)[:, None], k - 1)
         return np.concatenate(([1.0], np.asarray(self.omega) @ powers))
 
+    def coefficient_sum(self, n: int) -> float:
+        """c_0 + ... + c_(n-1) = 1 + sum_j omega_j (1 - theta_j**(n-1)) / (1 - theta_j)."""
+        theta = np.asarray(self.theta)
+        return 1.0 + float(np.dot(self.omega, _geometric_sum(theta, check_count("n", n) - 1)))
+
     def column_norm(self, horizon: int) -> float:
         """Largest column norm of the horizon x horizon C (its first column), rounded up.
 

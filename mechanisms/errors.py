@@ -30,3 +30,7 @@ class SealError(MechanismError):
 
 class AnonymityError(MechanismError):
     """An aggregate was requested for a group below the anonymity threshold C."""
+
+
+class TooFewSurvivorsError(MechanismError):
+    """A secure sum was asked to release with fewer surviving parties than its minimum."""

@@ -98,9 +98,7 @@ class MatrixFactorization(ContinualRelease):
 
     def _effective_sensitivity(self) -> float:
         clipping = 1.0 + gamma(self._entries() + 4)
-        float_error = self._factor.float_error(self._horizon) * self._records
-        exact = (self._column_norm * (1.0 + self._batch_slack())
-                 + 2.0 * math.sqrt(self._horizon) * float_error)
+        exact = column_sensitivity(self._factor, self._horizon, self._records)
         slack = self._sampler.l2_slack(self._horizon * self._released_entries())
         return self._core_sensitivity() * clipping * exact + slack
 
@@ -173,6 +171,16 @@ class MatrixFactorization(ContinualRelease):
     def column_norm(self) -> float:
         """Largest column norm of C over the horizon (rounded up)."""
         return self._column_norm
+
+
+def column_sensitivity(factor: BufferedToeplitz, horizon: int, records: int) -> float:
+    """The sensitivity of the streamed C x per clip norm: the largest column norm of C
+    (times 1 + 2 r gamma_r when r > 1 records are summed per step) plus the float error of
+    computing C x on both neighbours over all steps (2 sqrt(horizon) per-step bounds,
+    `BufferedToeplitz.float_error`)."""
+    batch = 2.0 * records * gamma(records) if records > 1 else 0.0
+    float_error = factor.float_error(horizon) * records
+    return _norms(factor, horizon)[0] * (1.0 + batch) + 2.0 * math.sqrt(horizon) * float_error
 
 
 @functools.lru_cache(maxsize=64)

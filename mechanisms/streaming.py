@@ -51,7 +51,90 @@ def gamma(n: int) -> float:
     return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
 
 
-class ContinualRelease(ABC):
+class PrefixStream(ABC):
+    """What every stream of noisy prefix sums shares (`ContinualRelease`, the secure streams
+    of `secure_stream`): the horizon check, the prefix-noise variance, the read-only counts.
+
+    Subclasses set `_steps`, `_horizon`, `_clipped`, `_shape`, `_records`, `_nodes`, `kind`
+    and implement `_unit_variance()` (per-entry variance of one release's noise),
+    `_variance_units(step)`, `_max_variance_units()` and `_state_arrays()`.
+    """
+
+    @abstractmethod
+    def _unit_variance(self) -> float: ...
+
+    @abstractmethod
+    def _variance_units(self, step: int) -> float: ...
+
+    @abstractmethod
+    def _max_variance_units(self) -> float: ...
+
+    @abstractmethod
+    def _state_arrays(self) -> tuple[np.ndarray, ...]: ...
+
+    def check_open(self, caller: str) -> None:
+        """Raise HorizonExceededError (naming `caller`) when every step of the horizon was
+        used; a caller that changes state before its step asks first."""
+        if self._steps >= self._horizon:
+            raise HorizonExceededError(
+                f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "
+                f"all were used; build a new {type(self).__name__} for further steps")
+
+    def prefix_variance(self, step: int | None = None) -> float:
+        """Per-entry variance of the noise in the prefix released at `step` (default: the last).
+
+        A linear combination of independent node or release noises: exact for
+        the central streams; for symmetric noise this is the off-diagonal
+        variance (the diagonal has twice as much); for the secure streams every
+        party's share is counted (exact without dropouts, an upper bound with
+        them).  `step` counts releases, 1 ... horizon.
+        """
+        if step is None:
+            if not self._steps:
+                raise invalid("step", step, "an integer in [1, horizon] (nothing released yet)")
+            step = self._steps
+        step = check_count("step", step)
+        if step > self._horizon:
+            raise invalid("step", step, f"an integer in [1, horizon = {self._horizon}]")
+        return self._unit_variance() * self._variance_units(step)
+
+    def max_prefix_variance(self) -> float:
+        """The largest `prefix_variance` over the horizon (use it for bounds at every step)."""
+        return self._unit_variance() * self._max_variance_units()
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    @property
+    def horizon(self) -> int:
+        return self._horizon
+
+    @property
+    def clipped(self) -> int:
+        """How many increments (or records) were scaled down to clip_norm."""
+        return self._clipped
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def records_per_step(self) -> int:
+        return self._records
+
+    @property
+    def nodes_per_record(self) -> int:
+        """Releases one record meets (tree nodes; 1 for a factorization)."""
+        return self._nodes
+
+    @property
+    def state_size(self) -> int:
+        """Numbers the stream keeps between steps (its memory)."""
+        return sum(a.size for a in self._state_arrays())
+
+
+class ContinualRelease(PrefixStream):
     """Base class: noisy prefix sums of a stream of increments (see the module docstring).
 
     Constructor arguments (shared by every mechanism):
@@ -133,15 +216,6 @@ class ContinualRelease(ABC):
     @abstractmethod
     def _advance(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
-    @abstractmethod
-    def _variance_units(self, step: int) -> float: ...
-
-    @abstractmethod
-    def _max_variance_units(self) -> float: ...
-
-    @abstractmethod
-    def _state_arrays(self) -> tuple[np.ndarray, ...]: ...
-
     def _shift_for(self, alpha: float) -> float:
         """The PSD shift from this mechanism's own prefix-noise variance, all steps at once."""
         return noise_bounds.psd_shift(self.max_prefix_variance(), self._shape[0],
@@ -198,7 +272,7 @@ class ContinualRelease(ABC):
         asymmetric matrix, OutOfBoundsError over clip_norm with
         on_excess="reject"; a refused call changes nothing.
         """
-        self._check_open("add")
+        self.check_open("add")
         check_rng(rng)
         return self._step(*self._prepare(increment), rng)
 
@@ -217,23 +291,19 @@ class ContinualRelease(ABC):
         if not 1 <= count <= self._records:
             raise invalid("records", f"{count} records",
                           f"between 1 and records_per_step = {self._records}")
-        self._check_open("add_records")
+        self.check_open("add_records")
         check_rng(rng)
         return self._step(*self._prepare_batch(batch), rng)
 
-    def _release_sum(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Advance by an increment whose sensitivity the CALLER bounded (no clipping here):
-        for mechanisms of this package that build the increment themselves from clipped
-        parts (`reward_only.RewardOnlyRelease`); never for user data.  The caller checks
-        the horizon (`_check_open`) and the generator first."""
+    def add_bounded(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Advance by an increment whose sensitivity the CALLER bounded (no clipping here)
+        and return the noisy prefix: for a mechanism that builds the increment itself from
+        parts it clipped (`reward_only.RewardOnlyRelease`), never for raw user data.  A
+        caller that must refuse before changing anything checks `check_open` first."""
+        self.check_open("add_bounded")
+        check_rng(rng)
         x = np.asarray(total, dtype=np.float64).reshape(self._shape)
         return self._step(x, 0, rng)
-
-    def _check_open(self, caller: str) -> None:
-        if self._steps >= self._horizon:
-            raise HorizonExceededError(
-                f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "
-                f"all were used; build a new {type(self).__name__} for further steps")
 
     def _step(self, x: np.ndarray, clipped: int, rng: np.random.Generator) -> np.ndarray:
         """Advance by the validated increment x; the noisy prefix, shifted if asked."""
@@ -294,11 +364,6 @@ class ContinualRelease(ABC):
         scale = np.where(over, self._clip / np.where(over, norms, 1.0), 1.0)
         return np.einsum("r,r...->...", scale, batch), int(over.sum())
 
-    def _batch_slack(self) -> float:
-        """Relative slack (per clip norm) of summing records_per_step records, both neighbours."""
-        r = self._records
-        return 2.0 * r * gamma(r) if r > 1 else 0.0
-
     def _prepare(self, increment: object) -> tuple[np.ndarray, bool]:
         """The validated, symmetrised and clipped increment, and whether it was clipped."""
         x = real_array("increment", increment, self._shape)
@@ -326,27 +391,8 @@ class ContinualRelease(ABC):
             return self._sampler._add_symmetric(value, self._sigma, rng)
         return self._sampler._add_gaussian(value, self._sigma, rng)
 
-    # -- prefix noise ---------------------------------------------------------------
-    def prefix_variance(self, step: int | None = None) -> float:
-        """Per-entry variance of the noise in the prefix released at `step` (default: the last).
-
-        Exact for this mechanism (a linear combination of independent node or
-        release noises).  For symmetric noise this is the off-diagonal
-        variance; the diagonal has twice as much.  `step` counts releases,
-        1 ... horizon.
-        """
-        if step is None:
-            if not self._steps:
-                raise invalid("step", step, "an integer in [1, horizon] (nothing released yet)")
-            step = self._steps
-        step = check_count("step", step)
-        if step > self._horizon:
-            raise invalid("step", step, f"an integer in [1, horizon = {self._horizon}]")
-        return self._sigma**2 * self._variance_units(step)
-
-    def max_prefix_variance(self) -> float:
-        """The largest `prefix_variance` over the horizon (use it for bounds at every step)."""
-        return self._sigma**2 * self._max_variance_units()
+    def _unit_variance(self) -> float:
+        return self._sigma**2
 
     def user_level_event(self, participations: int) -> PrivacyEvent:
         """The event for a unit contributing up to `participations` increments (a user's stream).
@@ -371,23 +417,6 @@ class ContinualRelease(ABC):
         return self._sigma
 
     @property
-    def steps(self) -> int:
-        return self._steps
-
-    @property
-    def horizon(self) -> int:
-        return self._horizon
-
-    @property
-    def clipped(self) -> int:
-        """How many increments were scaled down to clip_norm."""
-        return self._clipped
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
     def symmetric(self) -> bool:
         return self._symmetric
 
@@ -401,15 +430,6 @@ class ContinualRelease(ABC):
         return self._clip
 
     @property
-    def records_per_step(self) -> int:
-        return self._records
-
-    @property
-    def nodes_per_record(self) -> int:
-        """Gaussian releases one record meets (tree nodes; 1 for a factorization)."""
-        return self._nodes
-
-    @property
     def shift(self) -> float:
         """The multiple of I added to every release (0.0 without psd_shift)."""
         return self._shift
@@ -417,11 +437,6 @@ class ContinualRelease(ABC):
     @property
     def sampler(self) -> Sampler:
         return self._sampler
-
-    @property
-    def state_size(self) -> int:
-        """Floats the stream keeps between steps (its memory)."""
-        return sum(a.size for a in self._state_arrays())
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(shape={self._shape}, horizon={self._horizon}, "

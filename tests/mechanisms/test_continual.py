@@ -36,6 +36,7 @@ from privbandit.mechanisms.tree import psd_bound
 
 from .continual_reference import (
     RecordingSampler,
+    assert_covariance,
     blt_coefficients,
     honaker_noise_map,
     mf_noise_map,
@@ -97,16 +98,6 @@ def test_honaker_is_the_best_linear_estimate_and_beats_the_tree():
 
 
 # -- the covariance of the prefix noise, empirically -----------------------------------
-def assert_covariance(samples: np.ndarray, expected: np.ndarray, z: float = 6.0) -> None:
-    """samples (T, N) of zero-mean noise; every entry of the T x T covariance within z sd."""
-    n = samples.shape[1]
-    empirical = samples @ samples.T / n
-    diag = np.diag(expected)
-    sd = np.sqrt((np.outer(diag, diag) + expected**2) / n)
-    assert np.all(np.abs(empirical - expected) <= z * sd + 1e-12), \
-        float(np.max(np.abs(empirical - expected) / (sd + 1e-300)))
-
-
 @settings(max_examples=12)
 @given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**32 - 1), horizon=st.integers(2, 20),
        sigma=st.floats(0.2, 5.0), symmetric=st.booleans())

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
+from privbandit.clustering import SplitMergeClustering
+from privbandit.clustering.phases import merge_global, ridge_estimates
 from privbandit.errors import ConfigError, ShapeError
-from privbandit.fclub.detection import merge_global, ridge_estimates
 from privbandit.kernels import cluster_error_rate, cluster_mixing_rate
-from privbandit.splitmerge import SplitMergeClustering
 
 D = 4
 
