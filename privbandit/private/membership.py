@@ -80,6 +80,11 @@ forced transcript the neighbours make the same choices, so the forced-replay
 audit reads, for one flipped reward, its detection step, the one cluster
 stream step holding it and the one-shot releases of its user after it.
 
+The audit's view holds every sum (its Gram part as a public value), every
+one-shot release and the membership of the sums (`membership`, a public
+value: equal between neighbours along a forced transcript, or caught as an
+unbounded loss).
+
 Ledgers: one per party (a local server), charged before any release with the
 detection and stream events (each record meets one of each), and with one
 more one-shot event whenever the largest count of one-shot releases over
@@ -109,6 +114,7 @@ import numpy as np
 
 from privbandit.accounting.ledger import Ledger
 from privbandit.mechanisms.noise_bounds import vector_noise_norm_bound
+from privbandit.mechanisms.tape import PublicValue
 
 from ..errors import config_error
 from .streams import RewardStreams
@@ -203,6 +209,8 @@ class ClusterReleases:
         self._detected: tuple[int, int] = (-1, 0)  # (detection release, its first atom)
         self.terms: list[Term] = []
         self.clusters: list[Cluster] = []
+        # the membership of every sum, on an audit's tape: equal in neighbours or caught
+        self.membership = PublicValue("cluster sums' membership")
         self.opened = self.once_releases = 0
 
     # -- records and releases ----------------------------------------------------------
@@ -241,6 +249,7 @@ class ClusterReleases:
         new_of = np.empty(self.party_of.size, dtype=np.intp)
         for i, g in enumerate(wanted):
             new_of[g] = i
+        self.membership.release(new_of)
         kept = {i: old[tuple(g)] for i, g in enumerate(wanted) if tuple(g) in old}
         for c in kept.values():
             c.age += 1
