@@ -108,15 +108,16 @@ def test_bad_environment_and_parameters_are_named():
                                        "environment": {**ENV, "servers": 7}}, seed)
 
 
-def test_default_tradeoff_study_compares_released_plain_and_alone():
+def test_default_tradeoff_study_compares_released_plain_alone_and_the_oracle():
     spec = parse_study(default_study_text(), "default_tradeoff.toml")
     runs = spec.runs()
-    assert {run.algorithm for run in runs} == {"club-per-server", "fclub-dc", "cdp-fclub-dc"}
+    assert {run.algorithm for run in runs} == {"club-per-server", "fclub-dc", "oracle-clusters",
+                                               "cdp-fclub-dc"}
     private = [run for run in runs if run.algorithm.startswith("cdp-")]
     assert {run.cell["epsilon"] for run in private} == {1, 4, 16, 64}  # starts at 1
     assert {run.config()["delta"] for run in private} == {1e-5}
     # the deployment's settings: the float-safe sampler, reward-only releases
     assert {run.config()["sampler"] for run in private} == {"grid"}
     assert {run.config()["act_on"] for run in private} == {"released"}
-    assert spec.break_even == ("CDP-FCLUB-DC", "alone", "FCLUB-DC")
-    assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 4) and spec.horizon == 65536
+    assert spec.break_even == ("CDP-FCLUB-DC", "alone", "FCLUB-DC", "oracle")
+    assert len(spec.seeds) == 5 and len(runs) == 5 * (3 + 4) and spec.horizon == 65536
