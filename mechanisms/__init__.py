@@ -18,7 +18,8 @@ from .noise_bounds import (
     symmetric_noise_norm_bound,
     vector_noise_norm_bound,
 )
-from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
+from .publication import Publication, PublicFeatures
+from .reward_only import RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .streaming import ContinualRelease
 from .tape import PublicValue
@@ -41,7 +42,7 @@ __all__ = [
     "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
     "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
-    "PartyKeys", "PartyMask", "PublicFeatures", "PublicValue", "ReplayGuard",
+    "PartyKeys", "PartyMask", "Publication", "PublicFeatures", "PublicValue", "ReplayGuard",
     "RewardOnlyRelease", "RewardRelease", "Sampler", "Sealer",
     "SymmetricGaussianMatrix", "TreePrivatizer", "continual_release", "elicit_feedback",
     "new_session", "open_block", "open_message", "psd_shift", "seal_block", "seal_message",
