@@ -45,7 +45,7 @@ from privbandit.mechanisms.tape import Tape, recording
 
 from ..envs.neighbours import Flip
 from .end_to_end import private_entries
-from .target import AuditTarget, claim_of, profile_of
+from .target import AuditTarget, claim_of, measured, profile_of
 
 # the known leaks planted by the registry audit, as multiples of the claim
 POWER_MULTIPLES = (2.0, 8.0, 32.0)
@@ -141,8 +141,3 @@ def audit_target_transcripts(target: AuditTarget, seed: Any, flip: Flip, n: int,
         return report
     return replace(report, details={**report.details, "measured": measured(statement)})
 
-
-def measured(statement: Any) -> str:
-    """Why an audit under the interactive relation only measures `statement`'s entry."""
-    return (f"its statement holds under the {statement.relation.value} relation, not the "
-            "interactive one: the bound is measured, not judged")

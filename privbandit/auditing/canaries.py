@@ -57,8 +57,7 @@ from privbandit.mechanisms.tree import TreePrivatizer
 
 from ..errors import config_error
 from ..registry import SAFE_SAMPLER, AuditWorld, CanaryRounds, algorithms
-from .black_box import measured
-from .target import AuditTarget, world_config
+from .target import AuditTarget, measured, world_config
 
 
 @dataclass(frozen=True)

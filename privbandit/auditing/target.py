@@ -144,6 +144,12 @@ class AuditTarget:
         return self.setup(seed)[0].env
 
 
+def measured(statement: Any) -> str:
+    """Why an audit under the interactive relation only measures `statement`'s entry."""
+    return (f"its statement holds under the {statement.relation.value} relation, not the "
+            "interactive one: the bound is measured, not judged")
+
+
 def claim_of(result: RunResult) -> tuple[float | None, float, Any]:
     """(epsilon claimed under the interactive relation or None, delta, the statement)."""
     statement = result.privacy

@@ -5,11 +5,16 @@ Names and what each declares (`Param`s; `privbandit algorithms NAME` lists them)
 - "fclub", "fclub-dc": seed 000's FCLUB and FCLUB-DC (`FEDERATED`: alpha,
   alpha2, the det-ratio triggers U and D, the radius keys); preset
   "public-code" (lam = 2);
-- "cdp-fclub-dc" (private, `PRIVATE`): epsilon, delta, calibration, sampler,
-  the `FEDERATED` keys and the plan's keys -- detection_share, detection,
-  failure, mechanism, schedule, batch, growth, act_on, resolution, clustering;
-  preset "paper" (delta 0.1, the paper's node formula, tree noise every round,
-  acting on raw buffers: a guarantee over realised sequences only);
+- "cdp-fclub-dc" (private, `RELEASED`): acting on released statistics only
+  (`fclub.released`): epsilon, delta, sampler, the radius keys, failure,
+  mechanism, schedule, batch, growth, resolution, clustering and split/merge's
+  merge_level, split_level, unit_evidence, block_evidence, simulations; its
+  retired spellings (`RETIRED`: act_on, preset "paper") are refused by name;
+- "cdp-fclub-dc-paper" (private, `PAPER`): seed 000's path, acting on raw
+  buffers between uploads (a guarantee over realised sequences only): epsilon,
+  delta, calibration, sampler, the `FEDERATED` keys, detection_share,
+  detection, failure, mechanism, schedule, batch, growth; preset "paper"
+  (delta 0.1, the paper's node formula, tree noise every round);
 - "cdp-fclub-dc+" (private, `GUARDED`): epsilon, delta, sampler, the
   `GuardPlan` keys (`registry.guard_params`: mechanism, schedule, batch,
   growth, resolution, level, miss, share, rate, merged_rate, cap) and the

@@ -12,7 +12,7 @@ A study file looks like::
     users = 20
 
     [[algorithm]]
-    name = "cdp-fclub-dc"     # a registered algorithm
+    name = "cdp-fclub-dc-paper"  # a registered algorithm
     label = "CDP-FCLUB-DC"    # optional
     preset = "paper"          # optional: the entry's named parameter values
     [algorithm.params]        # fixed parameters (override the preset)
