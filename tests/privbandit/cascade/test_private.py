@@ -176,3 +176,13 @@ def test_the_audit_finds_the_click_moves_the_gram_block_but_never_position_one()
         assert np.linalg.matrix_rank(block, tol=1e-9) == abs(round(trace))
         traces.append(round(trace))
     assert traces == [1, -3, 2, 0]  # a click on the last position moves no Gram entry
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 8.0])
+def test_the_audit_world_splits_the_servers_graph(epsilon):
+    from privbandit.runtime import play_setup
+
+    built, streams = AuditTarget.of("cdp-fedc3ucb-h", epsilon=epsilon, world=1).setup(3)
+    play_setup(built, streams, 3)
+    assert built.protocol.server.deleted > 0
+    assert len(set(built.protocol.server.labels().tolist())) > 1

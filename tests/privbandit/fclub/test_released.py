@@ -137,3 +137,14 @@ def test_a_phase_started_by_hand_detects_with_the_plans_clustering(monkeypatch):
     before = policy.labels.copy()
     policy.start_phase(600)  # split/merge again on the same releases: the same partition
     assert calls == [] and np.array_equal(policy.labels, before)
+
+
+def test_the_audit_world_moves_splits_and_merges():
+    """The profile's split/merge world takes every public decision at the audit's seed and
+    epsilon 1: unit moves, a server's block moved, splits and merges (each published)."""
+    from privbandit.auditing.target import AuditTarget
+
+    built, streams = AuditTarget.of(NAME, epsilon=1.0).setup(3)
+    play_setup(built, streams, 3)
+    made = built.protocol.decisions
+    assert min(made["unit_moves"], made["block_moves"], made["splits"], made["merges"]) > 0
