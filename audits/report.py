@@ -24,6 +24,7 @@ from .findings import DISTRIBUTIONAL, FLOATING_POINT, Finding
 
 CONSISTENT = "consistent"
 VIOLATION = "violation"
+MEASURED = "measured"  # a bound reported against a claim of another relation
 
 
 class VerdictMixin:
@@ -35,7 +36,11 @@ class VerdictMixin:
 
     @property
     def verdict(self) -> str:
-        """"violation" iff the lower bound exceeds the claim, else "consistent"."""
+        """"violation" iff the lower bound exceeds the claim, else "consistent"; "measured"
+        when `details["measured"]` says why the claim is a reference only (its relation is
+        not the one the pair realises: the bound is reported, never judged)."""
+        if self.details.get("measured"):
+            return MEASURED
         return VIOLATION if self.epsilon_lower_bound > self.claimed_epsilon else CONSISTENT
 
     @property

@@ -20,7 +20,8 @@ from .noise_bounds import (
     vector_noise_norm_bound,
 )
 from .pairwise_masks import SimulatedMasks
-from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
+from .publication import Publication, PublicFeatures
+from .reward_only import RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .secure_continual import SECURE_CONTINUAL_MECHANISMS, secure_continual_release
 from .secure_factorization import SecureFactorization
@@ -53,7 +54,7 @@ __all__ = [
     "GRID", "GaussianVector", "GridSampler", "HonakerTree", "IntegerGrid",
     "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
-    "PartyKeys", "PartyMask", "PublicFeatures", "PublicValue", "ReplayGuard",
+    "PartyKeys", "PartyMask", "Publication", "PublicFeatures", "PublicValue", "ReplayGuard",
     "RewardOnlyRelease", "RewardRelease", "SECURE_CONTINUAL_MECHANISMS", "Sampler",
     "SecureAggregation", "SecureFactorization", "SecurePrefix", "SecureStream", "SecureSum",
     "SecureSumRelease", "SecureTree", "Sealer", "SimulatedMasks",
