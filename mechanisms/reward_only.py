@@ -226,8 +226,17 @@ class RewardOnlyRelease:
         """Per-entry variance of the moments' noise at `step` (default: the last release)."""
         return self._inner.prefix_variance(step)
 
+    def prefix_variances(self) -> np.ndarray:
+        """Per-entry variance of the moments' noise at every step 1 ... horizon."""
+        return self._inner.prefix_variances()
+
     def max_prefix_variance(self) -> float:
         return self._inner.max_prefix_variance()
+
+    def error_bound(self, alpha: float, *, step: int | None = None,
+                    uniform: bool = False) -> float:
+        """`ContinualRelease.error_bound` (L2) of the released moments; the rest is exact."""
+        return self._inner.error_bound(alpha, step=step, uniform=uniform)
 
     def noise_std(self) -> float:
         """sqrt of the last release's per-entry noise variance (0 before any release)."""

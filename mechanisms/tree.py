@@ -53,6 +53,13 @@ def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:
     return sigma * math.sqrt(2 * nu) * (4 * math.sqrt(dim) + 2 * math.log(2 * horizon / alpha))
 
 
+def set_bits(horizon: int) -> np.ndarray:
+    """(levels, horizon) booleans: bit i of t, for t = 1 ... horizon (vectorised popcount)."""
+    steps = np.arange(1, horizon + 1)
+    levels = np.arange(max(horizon.bit_length(), 1))[:, None]
+    return (steps >> levels) & 1 == 1
+
+
 class TreePrivatizer(ContinualRelease):
     """Noisy prefix sums of a stream of increments, one Gaussian draw per tree node.
 
@@ -159,6 +166,9 @@ class TreePrivatizer(ContinualRelease):
 
     def _variance_units(self, step: int) -> float:
         return float(self.nodes_in_prefix(step))
+
+    def _variance_units_all(self) -> np.ndarray:
+        return set_bits(self._horizon).sum(axis=0, dtype=np.float64)
 
     def _max_variance_units(self) -> float:
         return float((self._horizon + 1).bit_length() - 1)  # most set bits of any t <= horizon
