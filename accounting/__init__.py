@@ -38,6 +38,7 @@ from .events import (
     RepeatedEvent,
     TreeAggregationEvent,
 )
+from .interop import to_dp_accounting, to_opendp
 from .ledger import Ledger
 from .statement import PrivacyStatement, Relation
 
@@ -49,6 +50,6 @@ __all__ = [
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
     "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",
     "ZCDPAccountant", "calibrate_gaussian_sigma", "calibrate_laplace_scale", "make_accountant",
-    "paper_tree_sigma", "register", "tree_nodes_per_record",
+    "paper_tree_sigma", "register", "to_dp_accounting", "to_opendp", "tree_nodes_per_record",
     "PrivacyStatement", "Relation",
 ]

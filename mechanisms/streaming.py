@@ -32,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from privbandit.accounting import calibration as calib
+from privbandit.accounting.accountants import Accountant
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import PrivacyEvent
 from privbandit.accounting.validation import check_count, check_delta, check_positive
@@ -59,7 +60,10 @@ class ContinualRelease(ABC):
     shape, horizon (most `add` calls), sigma or (epsilon, delta),
     l2_sensitivity, calibration ("tight"; "paper" for trees), symmetric,
     on_excess ("clip" | "reject"), psd_shift, psd_alpha, clip_norm,
-    paper_formula, sampler.  See `tree.TreePrivatizer` for their meaning.
+    paper_formula, sampler, accountant (the one tight calibration certifies
+    with: "exact-gaussian" by default, or the name or a fresh instance of the
+    ledger's own, e.g. "rdp", so that ledger accepts the stream at exactly its
+    budget).  See `tree.TreePrivatizer` for their meaning.
     records_per_step: the most records one step may hold (`add_records`);
     the float-error slack in the event grows with it.
 
@@ -93,6 +97,7 @@ class ContinualRelease(ABC):
         paper_formula: str = "seed000",
         sampler: Sampler | None = None,
         records_per_step: int = 1,
+        accountant: "str | Accountant" = "exact-gaussian",
     ) -> None:
         self._shape = check_shape("shape", shape)
         self._horizon = check_count("horizon", horizon)
@@ -111,7 +116,7 @@ class ContinualRelease(ABC):
         self._event_sensitivity = self._effective_sensitivity()
         self._sigma = self._resolve_sigma(
             sigma, epsilon, delta, check_choice("calibration", calibration, ("tight", "paper")),
-            paper_formula)
+            paper_formula, accountant)
         self._shift = self._resolve_shift(check_flag("psd_shift", psd_shift), psd_alpha)
         self._event = self._event_for(self._sigma, self._event_sensitivity)
         self._steps = 0
@@ -163,7 +168,11 @@ class ContinualRelease(ABC):
             return dim * (dim + 1) // 2
         return math.prod(self._shape)
 
-    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula) -> float:
+    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula, accountant) -> float:
+        if (sigma is not None or how != "tight") and not (
+                isinstance(accountant, str) and accountant == "exact-gaussian"):
+            raise invalid("accountant", accountant, "'exact-gaussian' (unused) unless the "
+                          "calibration is tight from epsilon and delta")
         if sigma is not None:
             if epsilon is not None or delta is not None:
                 raise invalid("sigma", sigma, "None when epsilon and delta are given (not both)")
@@ -176,7 +185,8 @@ class ContinualRelease(ABC):
         epsilon, delta = check_positive("epsilon", epsilon), check_delta("delta", delta)
         if how == "tight":
             return calib.calibrate_gaussian_sigma(
-                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes)
+                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes,
+                accountant=accountant)
         if not self.paper_calibration:
             raise invalid("calibration", how,
                           f"'tight' for the {self.kind!r} mechanism (the papers' formulas are "

@@ -101,6 +101,9 @@ class TreePrivatizer(ContinualRelease):
         prefix variance, failure probability psd_alpha / horizon per step;
         about 2.9 times smaller; what `continual_release("tree")` uses).
     sampler : None (the float-safe grid sampler) or e.g. `samplers.FAST`.
+    accountant : the accountant tight calibration certifies with
+        ("exact-gaussian", the default; or the ledger's own, by name or as a
+        fresh instance, so that ledger accepts the tree at exactly its budget).
 
     Prefix noise: `prefix_variance(step)` = popcount(step) sigma**2 per entry
     (off-diagonal), `max_prefix_variance()` = floor(log2(horizon + 1)) sigma**2.

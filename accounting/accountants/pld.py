@@ -47,6 +47,7 @@ from ..errors import invalid
 from ..events import GaussianEvent, LaplaceEvent
 from ..validation import check_count, check_positive
 from .base import Accountant
+from .gaussian import gaussian_delta, gaussian_epsilon
 
 _TAIL = 1e-18  # mass moved (pessimistically) per truncation
 _Z = 9.0  # Gaussian standard deviations kept on each side (tail mass ~1e-19)
@@ -181,14 +182,20 @@ def gaussian_pld(mu: float, step: float) -> LossDistribution:
 
 
 class PLDAccountant(Accountant):
-    """Privacy loss distribution accounting: the tightest (epsilon, delta) here for mixtures.
+    """Privacy loss distribution accounting: the tightest (epsilon, delta) here.
 
     Leaves: Laplace and Gaussian releases (trees, factorizations, repetitions
     and compositions of them included; see the module docstring for the
-    method and its sources).  `value_discretization_interval` is the loss
-    grid step h (default 1e-4, dp-accounting's); each release's loss is
-    rounded up by less than h, so epsilon is at most about (number of
-    non-Gaussian releases + 1) * h above the exact value.  The grid is coarsened
+    method and its sources).  Exact pieces are carried exactly, so an exact
+    calibration is never refused for a discretization step: Gaussian
+    releases alone have an exactly known PLD (L ~ N(mu^2 / 2, mu^2)), answered
+    by the analytic Gaussian (as `ExactGaussianAccountant`); Laplace
+    releases alone never spend more than the sum of their epsilons (basic
+    composition, exact at delta = 0).  Mixtures are discretized:
+    `value_discretization_interval` is the loss grid step h (default 1e-4,
+    dp-accounting's); each release's loss is rounded up by less than h, so
+    epsilon is at most about (number of non-Gaussian releases + 1) * h above
+    the exact value.  The grid is coarsened
     so that the composed loss spans at most `max_points` buckets.  With
     delta = 0 only pure-DP (Laplace) compositions have a finite answer, the
     sum of their epsilons (exact for delta = 0).  Cost: one discretization
@@ -255,6 +262,8 @@ class PLDAccountant(Accountant):
 
     def _epsilon(self, delta: float) -> float:
         mu2, laplace = self._state
+        if not laplace:  # Gaussian releases alone: their PLD is known exactly
+            return gaussian_epsilon(math.sqrt(mu2), delta)
         pure = math.inf if mu2 > 0 else sum(e * k for e, k in laplace)
         if delta == 0.0:
             return pure
@@ -262,6 +271,8 @@ class PLDAccountant(Accountant):
 
     def _delta(self, epsilon: float) -> float:
         mu2, laplace = self._state
+        if not laplace:
+            return gaussian_delta(math.sqrt(mu2), epsilon)
         if mu2 == 0 and epsilon >= sum(e * k for e, k in laplace):
             return 0.0  # pure DP: no loss exceeds the sum of the epsilons
         return self.loss_distribution().delta(epsilon)
