@@ -24,6 +24,7 @@ from .calibration import (
 from .errors import (
     BudgetExceededError,
     InvalidParameterError,
+    MissingExtraError,
     NotDifferentiallyPrivateError,
     PrivacyError,
     UnsupportedEventError,
@@ -45,7 +46,7 @@ from .statement import PrivacyStatement, Relation
 __all__ = [
     "ACCOUNTANTS", "Accountant", "ApproxDPAccountant", "BudgetExceededError", "ComposedEvent",
     "ExactGaussianAccountant", "FactorizationEvent", "GaussianEvent", "InvalidParameterError",
-    "LaplaceEvent",
+    "LaplaceEvent", "MissingExtraError",
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
     "RDPAccountant", "RepeatedEvent", "TreeAggregationEvent", "UnsupportedEventError",

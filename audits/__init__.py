@@ -92,6 +92,7 @@ _NAMES = {
     "sum_canaries": "one_run_protocols",
     "user_round_canaries": "one_run_protocols",
     "Claim": "claims",
+    "ClaimRefuted": "assertions",
     "DiffprivlibMechanism": "adapters",
     "GaussianDPTester": "testers",
     "LinearDiscriminant": "statistics",

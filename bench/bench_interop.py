@@ -9,7 +9,7 @@ the largest relative difference of each, the share of trees where dp-accounting
 is below ours, and, for Gaussian-only trees (where ours is exact), the smallest
 ratio dp-accounting / ours.  One `key: value` line per figure.
 
-    .venv/bin/python bench/bench_interop.py [--trees N] [--seed S]
+    .venv/bin/python bench/bench_interop.py [--trees N] [--seed S] [--smoke]
 """
 from __future__ import annotations
 
@@ -60,7 +60,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="three trees (the tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.trees = 3
     rng = np.random.default_rng(args.seed)
     worst = {"pld": 0.0, "rdp": 0.0}
     below = {"pld": 0, "rdp": 0}

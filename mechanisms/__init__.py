@@ -5,8 +5,19 @@ explicit `rng`, and exposes the `event` an accountant charges.  Imports the
 accounting layer only.  The sealing names load `cryptography` (the 'crypto'
 extra) on first use.
 """
+from privbandit.accounting.errors import InvalidParameterError, PrivacyError
+
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
 from .continual import CONTINUAL_MECHANISMS, continual_release
+from .errors import (
+    AnonymityError,
+    HorizonExceededError,
+    MaskError,
+    MechanismError,
+    OutOfBoundsError,
+    SealError,
+    ShapeError,
+)
 from .factorization import MatrixFactorization
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .honaker import HonakerTree
@@ -21,7 +32,7 @@ from .noise_bounds import (
 from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .streaming import ContinualRelease
-from .tape import PublicValue
+from .tape import PublicValue, ReplayDivergedError
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -38,6 +49,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AnonymityError", "HorizonExceededError", "InvalidParameterError", "MaskError",
+    "MechanismError", "OutOfBoundsError", "PrivacyError", "ReplayDivergedError", "SealError",
+    "ShapeError",
     "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST", "GRID",
     "GaussianVector", "GridSampler", "HonakerTree", "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",

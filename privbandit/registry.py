@@ -142,7 +142,9 @@ class AlgorithmEntry:
     presets: named parameter values (e.g. "paper"); description: one line for
     listings; extras: `(module, extra)` pairs its runs import, checked when a study
     names it; reads: optional `settings -> keys`, the declared environment keys it
-    reads given a study's settings (e.g. only its world setting's), default all.
+    reads given a study's settings (e.g. only its world setting's), default all;
+    neutral: `[environment]` keys other entries declare that do not change this
+    one's runs (accepted in a study it shares with them, never passed to it).
     """
 
     name: str
@@ -156,6 +158,7 @@ class AlgorithmEntry:
     description: str = ""
     extras: tuple[tuple[str, str], ...] = ()
     reads: Callable[[dict[str, Any]], Any] | None = None
+    neutral: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -225,7 +228,8 @@ class AlgorithmEntry:
     def reads_environment(self, settings: dict[str, Any]) -> set[str]:
         """The `[environment]` keys this entry reads when a study sets `settings`."""
         names = {p.name for p in self.environment}
-        return names if self.reads is None else names & set(self.reads(settings))
+        reads = names if self.reads is None else names & set(self.reads(settings))
+        return reads | set(self.neutral)
 
     def check_extras(self) -> None:
         """Raise MissingExtraError (naming the extra to install) when a module the runs
@@ -278,9 +282,18 @@ def algorithms() -> dict[str, AlgorithmEntry]:
     return dict(sorted(_REGISTRY.items()))
 
 
+# names that once meant an entry registered under another name: refused with the replacement
+RETIRED = {"linucb-per-user": "linucb"}
+
+
 def get_algorithm(name: str) -> AlgorithmEntry:
-    """The entry registered as `name`, or a ConfigError listing what is registered."""
+    """The entry registered as `name`, or a ConfigError listing what is registered (or, for
+    a retired name, naming its replacement)."""
     found = algorithms().get(name)
     if found is None:
+        if name in RETIRED:
+            raise config_error(
+                "algorithm", name, f"{RETIRED[name]!r}: {name!r} was the same algorithm under "
+                f"a second name and is retired (use name = {RETIRED[name]!r})")
         raise config_error("algorithm", name, f"one of {sorted(_REGISTRY)}")
     return found

@@ -6,12 +6,13 @@ calibration "tight" | "paper", sampler, mechanism, schedule, batch; preset
 sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
 "club-per-server", "sclub-per-server" (the
 seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
-versions registered by `privbandit.centralized`), "linucb-per-user",
-"homo", "homo-dc", "fclub-dc-sets" (FCLUB-DC's sharing with split/merge
-detection over sets, `fclub.sets`: the federation recommended at population
-scale), and "oracle-clusters" (NOT an algorithm: LinUCB pooled per true
-cluster across all servers, told the world's hidden clusters -- the ceiling
-of any federation's gain, so studies can show it beside the real ones; its
+versions registered by `privbandit.centralized`, whose "linucb" is the
+per-user LinUCB baseline here too), "homo", "homo-dc", "fclub-dc-sets"
+(FCLUB-DC's sharing with split/merge detection over sets, `fclub.sets`: the
+federation recommended at population scale), and "oracle-clusters" (NOT an
+algorithm: LinUCB pooled per true cluster across all servers, told the
+world's hidden clusters -- the ceiling of any federation's gain, so studies
+can show it beside the real ones; its
 description and its params' "oracle" flag say so).  An entry builds its
 world from the study's `environment` table (`envs.factory.make_environment`:
 seed 000's synthetic setting unless told otherwise; `servers` is L) and its
@@ -104,7 +105,7 @@ _PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
            "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
-           "linucb-per-user": _RADIUS, "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
+           "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
@@ -131,7 +132,6 @@ _DESCRIPTIONS = {
                      "a server's own users are not protected from each other)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
-    "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
     "fclub-dc-sets": "FCLUB-DC with split/merge detection over sets (pooled tests, no "
