@@ -338,11 +338,11 @@ BAD_BUILD = [  # (kind, options, parameter, value, allowed)
     ("tree", {"buffers": 8}, "options", "buffers",
      "an option of 'tree': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step', 'shift_bound']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant', 'shift_bound']"),
     ("honaker", {"shift_bound": "covariance"}, "options", "shift_bound",
      "an option of 'honaker': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant']"),
     ("tree", {"shift_bound": "loose"}, "shift_bound", "loose",
      "one of 'shariff-sheffet', 'covariance'"),
     ("honaker", {"psd_shift": True}, "psd_shift", True, "False unless symmetric=True"),
