@@ -51,6 +51,7 @@ from .gaussian import gaussian_delta, gaussian_epsilon
 
 _TAIL = 1e-18  # mass moved (pessimistically) per truncation
 _Z = 9.0  # Gaussian standard deviations kept on each side (tail mass ~1e-19)
+_MIN_POINTS = 2**16  # buckets a small loss range gets at least (a finer step than h)
 _SAFETY = 1e-9  # relative inflation of computed sums of non-negative terms
 _FFT_CONSTANT = 24.0
 _UNIT_ROUNDOFF = 2.0**-53
@@ -192,11 +193,13 @@ class PLDAccountant(Accountant):
     by the analytic Gaussian (as `ExactGaussianAccountant`); Laplace
     releases alone never spend more than the sum of their epsilons (basic
     composition, exact at delta = 0).  Mixtures are discretized:
-    `value_discretization_interval` is the loss grid step h (default 1e-4,
-    dp-accounting's); each release's loss is rounded up by less than h, so
-    epsilon is at most about (number of non-Gaussian releases + 1) * h above
-    the exact value.  The grid is coarsened
-    so that the composed loss spans at most `max_points` buckets.  With
+    `value_discretization_interval` is the largest loss grid step h (default
+    1e-4, dp-accounting's); each release's loss is rounded up by less than a
+    step, so epsilon is at most about (number of non-Gaussian releases + 1)
+    steps above the exact value.  The step is refined so that the composed
+    loss spans at least 2**16 buckets (a small epsilon keeps its relative
+    accuracy: two Laplace releases of epsilon 0.01 are 2e-4 wide, not two
+    steps of 1e-4), and coarsened so that it spans at most `max_points`.  With
     delta = 0 only pure-DP (Laplace) compositions have a finite answer, the
     sum of their epsilons (exact for delta = 0).  Cost: one discretization
     per distinct leaf and O(log count) FFT convolutions, computed once per
@@ -233,14 +236,16 @@ class PLDAccountant(Accountant):
     def _step(self) -> float:
         """The loss grid step for the composed state.
 
-        The requested interval, coarsened so the composed loss spans at most
-        `max_points` buckets, and shrunk to divide epsilon0 when all Laplace
-        releases are alike (their atoms then sit on the grid, unrounded).
+        The requested interval, refined so the composed loss spans at least
+        `_MIN_POINTS` buckets, coarsened so it spans at most `max_points`, and
+        shrunk to divide epsilon0 when all Laplace releases are alike (their
+        atoms then sit on the grid, unrounded).
         """
         mu2, laplace = self._state
         span = 2 * _Z * math.sqrt(mu2) + sum(
             min(2 * k * e, 2 * _Z * math.sqrt(k) * e + 2 * e) for e, k in laplace)
-        step = max(self.value_discretization_interval, span / self.max_points)
+        step = max(min(self.value_discretization_interval, span / _MIN_POINTS),
+                   span / self.max_points)
         if len(laplace) == 1:  # put the Laplace atoms on the grid: no rounding for them
             step = laplace[0][0] / math.ceil(laplace[0][0] / step)
         return step
