@@ -5,8 +5,20 @@ explicit `rng`, and exposes the `event` an accountant charges.  Imports the
 accounting layer only.  The sealing names and `AgreedMasks` load
 `cryptography` (the 'crypto' extra) on first use.
 """
+from privbandit.accounting.errors import InvalidParameterError, PrivacyError
+
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
 from .continual import CONTINUAL_MECHANISMS, continual_release
+from .errors import (
+    AnonymityError,
+    HorizonExceededError,
+    MaskError,
+    MechanismError,
+    OutOfBoundsError,
+    SealError,
+    ShapeError,
+    TooFewSurvivorsError,
+)
 from .factorization import MatrixFactorization
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .honaker import HonakerTree
@@ -29,7 +41,7 @@ from .secure_stream import SecurePrefix, SecureStream
 from .secure_sum import SecureAggregation, SecureSum, SecureSumRelease
 from .secure_tree import SecureTree
 from .streaming import ContinualRelease
-from .tape import PublicValue
+from .tape import PublicValue, ReplayDivergedError
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -50,6 +62,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AnonymityError", "HorizonExceededError", "InvalidParameterError", "MaskError",
+    "MechanismError", "OutOfBoundsError", "PrivacyError", "ReplayDivergedError", "SealError",
+    "ShapeError", "TooFewSurvivorsError",
     "AgreedMasks", "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST",
     "GRID", "GaussianVector", "GridSampler", "HonakerTree", "IntegerGrid",
     "KAnonymousAggregator", "LaplaceMeans",

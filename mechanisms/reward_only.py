@@ -87,14 +87,16 @@ class RewardOnlyRelease:
     epsilon and delta (tight calibration of the inner mechanism's event);
     feature_bound: B; reward_range: (lo, hi); records_per_step: the most
     records one step may hold; on_excess: "clip" (rewards) or "reject";
-    sampler: the noise sampler (default float-safe).
+    sampler: the noise sampler (default float-safe); accountant: the one tight
+    calibration certifies with (the ledger's, e.g. "rdp"; default exact).
     """
 
     def __init__(self, dim: int, horizon: int, *, mechanism: str = "mf",
                  sigma: float | None = None, epsilon: float | None = None,
                  delta: float | None = None, feature_bound: float = 1.0,
                  reward_range: tuple[float, float] = (0.0, 1.0), records_per_step: int = 1,
-                 on_excess: str = "clip", sampler: Sampler | None = None) -> None:
+                 on_excess: str = "clip", sampler: Sampler | None = None,
+                 accountant: str = "exact-gaussian") -> None:
         self._dim = check_count("dim", dim)
         self._bound = check_positive("feature_bound", feature_bound)
         try:
@@ -107,7 +109,7 @@ class RewardOnlyRelease:
         self._inner: ContinualRelease = continual_release(
             mechanism, (self._dim,), horizon, sigma=sigma, epsilon=epsilon, delta=delta,
             l2_sensitivity=(self._hi - self._lo) * self._bound, sampler=sampler,
-            records_per_step=records_per_step)
+            records_per_step=records_per_step, accountant=accountant)
         self._gram = np.zeros((self._dim, self._dim))
         self._features = np.zeros(self._dim)
         self._count = 0
@@ -203,8 +205,17 @@ class RewardOnlyRelease:
         """Per-entry variance of the moments' noise at `step` (default: the last release)."""
         return self._inner.prefix_variance(step)
 
+    def prefix_variances(self) -> np.ndarray:
+        """Per-entry variance of the moments' noise at every step 1 ... horizon."""
+        return self._inner.prefix_variances()
+
     def max_prefix_variance(self) -> float:
         return self._inner.max_prefix_variance()
+
+    def error_bound(self, alpha: float, *, step: int | None = None,
+                    uniform: bool = False) -> float:
+        """`ContinualRelease.error_bound` (L2) of the released moments; the rest is exact."""
+        return self._inner.error_bound(alpha, step=step, uniform=uniform)
 
     def noise_std(self) -> float:
         """sqrt of the last release's per-entry noise variance (0 before any release)."""

@@ -218,7 +218,9 @@ class AlgorithmEntry:
     audit: how `privbandit.auditing` audits it (`AuditProfile`; every private entry
     of privbandit has one, and the audits fail an entry without); retired: names of
     parameters or presets the entry no longer has -> what replaced them (a config or a
-    study naming one is refused with that, `refuse_retired`).
+    study naming one is refused with that, `refuse_retired`); neutral: `[environment]`
+    keys other entries declare that do not change this one's runs (accepted in a study it
+    shares with them, never passed to it).
     """
 
     name: str
@@ -234,6 +236,7 @@ class AlgorithmEntry:
     reads: Callable[[dict[str, Any]], Any] | None = None
     audit: AuditProfile | None = None
     retired: Mapping[str, str] = field(default_factory=dict)
+    neutral: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -313,7 +316,8 @@ class AlgorithmEntry:
     def reads_environment(self, settings: dict[str, Any]) -> set[str]:
         """The `[environment]` keys this entry reads when a study sets `settings`."""
         names = {p.name for p in self.environment}
-        return names if self.reads is None else names & set(self.reads(settings))
+        reads = names if self.reads is None else names & set(self.reads(settings))
+        return reads | set(self.neutral)
 
     def check_extras(self) -> None:
         """Raise MissingExtraError (naming the extra to install) when a module the runs
@@ -367,9 +371,18 @@ def algorithms() -> dict[str, AlgorithmEntry]:
     return dict(sorted(_REGISTRY.items()))
 
 
+# names that once meant an entry registered under another name: refused with the replacement
+RETIRED = {"linucb-per-user": "linucb"}
+
+
 def get_algorithm(name: str) -> AlgorithmEntry:
-    """The entry registered as `name`, or a ConfigError listing what is registered."""
+    """The entry registered as `name`, or a ConfigError listing what is registered (or, for
+    a retired name, naming its replacement)."""
     found = algorithms().get(name)
     if found is None:
+        if name in RETIRED:
+            raise config_error(
+                "algorithm", name, f"{RETIRED[name]!r}: {name!r} was the same algorithm under "
+                f"a second name and is retired (use name = {RETIRED[name]!r})")
         raise config_error("algorithm", name, f"one of {sorted(_REGISTRY)}")
     return found

@@ -21,7 +21,8 @@ Names and what each declares (`Param`s; `privbandit algorithms NAME` lists them)
   `FEDERATED` keys;
 - "club-per-server", "sclub-per-server" (the seed's CLUB and SCLUB baselines;
   "club" and "sclub" are the centralised versions registered by
-  `privbandit.studies.baselines`), "linucb-per-user": the radius keys;
+  `privbandit.studies.baselines`, whose "linucb" is the per-user LinUCB
+  baseline here too);
 - "homo", "homo-dc": FCLUB and FCLUB-DC with every user in one cluster;
 - "fclub-dc-sets" (`SETS`): FCLUB-DC's sharing with split/merge detection over
   sets (`fclub.sets`: the federation recommended at population scale);
@@ -135,7 +136,7 @@ _PARAMS = {"cdp-fclub-dc": RELEASED, "cdp-fclub-dc-paper": PAPER, "cdp-fclub-dc+
            "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
-           "linucb-per-user": _RADIUS, "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
+           "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
@@ -164,7 +165,6 @@ _DESCRIPTIONS = {
                      "a server's own users are not protected from each other)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
-    "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
     "fclub-dc-sets": "FCLUB-DC with split/merge detection over sets (pooled tests, no "

@@ -118,8 +118,8 @@ def test_cdp_fclub_dc_replicates_are_their_separate_runs(values):
                                        atol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["club-per-server", "sclub-per-server", "linucb-per-user",
-                                  "homo-dc", "fclub", "homo"])
+@pytest.mark.parametrize("name", ["club-per-server", "sclub-per-server", "homo-dc", "fclub",
+                                  "homo"])
 def test_baselines_run_their_seeds_in_lockstep(name):
     entry = get_algorithm(name)
     cfg = config(name, 1200)

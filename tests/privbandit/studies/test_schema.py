@@ -238,7 +238,7 @@ def test_declared_defaults_match_the_constructors():
 
     for name, cls in (("linucb", LinUCB), ("lints", LinTS), ("club", CLUB), ("sclub", SCLUB),
                       ("club-per-server", CLUB),
-                      ("sclub-per-server", SCLUB), ("linucb-per-user", LinUCB)):
+                      ("sclub-per-server", SCLUB)):
         _check_defaults(name, cls)
     for name, cls, own in (("vfucb", LinUCB, "beta"), ("partial-linucb", LinUCB, "beta"),
                            ("vfts", LinTS, "v"), ("partial-lints", LinTS, "v")):
