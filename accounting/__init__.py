@@ -27,6 +27,7 @@ from .calibration import (
 from .errors import (
     BudgetExceededError,
     InvalidParameterError,
+    MissingExtraError,
     NotDifferentiallyPrivateError,
     PrivacyError,
     UnsupportedEventError,
@@ -42,18 +43,20 @@ from .events import (
     SecureSumEvent,
     TreeAggregationEvent,
 )
+from .interop import to_dp_accounting, to_opendp
 from .ledger import Ledger
 from .statement import PrivacyStatement, Relation
 
 __all__ = [
     "ACCOUNTANTS", "Accountant", "ApproxDPAccountant", "BudgetExceededError", "ComposedEvent",
     "ExactGaussianAccountant", "FactorizationEvent", "GaussianEvent", "InvalidParameterError",
-    "LaplaceEvent",
+    "LaplaceEvent", "MissingExtraError",
     "Ledger", "NotDifferentiallyPrivate", "NotDifferentiallyPrivateError",
     "PAPER_TREE_VARIANCES", "PLDAccountant", "PrivacyError", "PrivacyEvent", "PureDPAccountant",
     "RDPAccountant", "RepeatedEvent", "SecureSumEvent", "TreeAggregationEvent",
     "UnsupportedEventError", "ZCDPAccountant", "calibrate_gaussian_sigma",
     "calibrate_laplace_scale", "calibrate_secure_sum_sigma", "gdp_mu", "make_accountant",
-    "paper_tree_sigma", "register", "secure_sum_event", "tree_nodes_per_record",
+    "paper_tree_sigma", "register", "secure_sum_event", "to_dp_accounting", "to_opendp",
+    "tree_nodes_per_record",
     "PrivacyStatement", "Relation",
 ]

@@ -47,7 +47,6 @@ import numpy as np
 from privbandit.accounting import ExactGaussianAccountant, gdp_mu
 from privbandit.fclub import server_of_users
 from privbandit.fclub.released import ReleasedPlan
-from privbandit.mechanisms import PublicFeatures
 from privbandit.mechanisms.noise_bounds import vector_noise_norm_bound
 from privbandit.policies.base import Policy
 from privbandit.private import (
@@ -107,8 +106,7 @@ class OracleCluster(Policy):
         self.gram[k] += np.outer(x, x)
         self.b[k] += y * x
         if self.streams is not None:
-            self.streams.observe(int(self.unit_of[user]), PublicFeatures(x[None], by="oracle"),
-                                 y)
+            self.streams.enter(int(self.unit_of[user]), (x, y), by="oracle")
         if self.sums is not None:
             self.sums[0].observe(int(user), x, y)
         if self.mode == "oracle":

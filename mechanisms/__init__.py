@@ -5,8 +5,20 @@ explicit `rng`, and exposes the `event` an accountant charges.  Imports the
 accounting layer only.  The sealing names and `AgreedMasks` load
 `cryptography` (the 'crypto' extra) on first use.
 """
+from privbandit.accounting.errors import InvalidParameterError, PrivacyError
+
 from .anonymous import Elicitation, KAnonymousAggregator, elicit_feedback, split_groups
 from .continual import CONTINUAL_MECHANISMS, continual_release
+from .errors import (
+    AnonymityError,
+    HorizonExceededError,
+    MaskError,
+    MechanismError,
+    OutOfBoundsError,
+    SealError,
+    ShapeError,
+    TooFewSurvivorsError,
+)
 from .factorization import MatrixFactorization
 from .gaussian import GaussianVector, SymmetricGaussianMatrix
 from .honaker import HonakerTree
@@ -20,7 +32,8 @@ from .noise_bounds import (
     vector_noise_norm_bound,
 )
 from .pairwise_masks import SimulatedMasks
-from .reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
+from .publication import Publication, PublicFeatures
+from .reward_only import RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .secure_continual import SECURE_CONTINUAL_MECHANISMS, secure_continual_release
 from .secure_factorization import SecureFactorization
@@ -28,7 +41,7 @@ from .secure_stream import SecurePrefix, SecureStream
 from .secure_sum import SecureAggregation, SecureSum, SecureSumRelease
 from .secure_tree import SecureTree
 from .streaming import ContinualRelease
-from .tape import PublicValue
+from .tape import PublicValue, ReplayDivergedError
 from .tree import TreePrivatizer
 
 # Sealed channels need the 'crypto' extra, so they load on first use.
@@ -49,11 +62,14 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AnonymityError", "HorizonExceededError", "InvalidParameterError", "MaskError",
+    "MechanismError", "OutOfBoundsError", "PrivacyError", "ReplayDivergedError", "SealError",
+    "ShapeError", "TooFewSurvivorsError",
     "AgreedMasks", "CONTINUAL_MECHANISMS", "ContinualRelease", "EXACT", "Elicitation", "FAST",
     "GRID", "GaussianVector", "GridSampler", "HonakerTree", "IntegerGrid",
     "KAnonymousAggregator", "LaplaceMeans",
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
-    "PartyKeys", "PartyMask", "PublicFeatures", "PublicValue", "ReplayGuard",
+    "PartyKeys", "PartyMask", "Publication", "PublicFeatures", "PublicValue", "ReplayGuard",
     "RewardOnlyRelease", "RewardRelease", "SECURE_CONTINUAL_MECHANISMS", "Sampler",
     "SecureAggregation", "SecureFactorization", "SecurePrefix", "SecureStream", "SecureSum",
     "SecureSumRelease", "SecureTree", "Sealer", "SimulatedMasks",

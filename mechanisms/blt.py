@@ -130,6 +130,11 @@ class BufferedToeplitz:
         """d_0 ... d_(n-1), the coefficients of C^-1."""
         return np.concatenate(list(self._inverse_blocks(check_count("n", n))))
 
+    def prefix_noise_units_all(self, horizon: int) -> np.ndarray:
+        """sum_(k < t) b_k**2 for every t = 1 ... horizon, shape (horizon,): vectorised."""
+        b = np.cumsum(self.inverse_coefficients(check_count("horizon", horizon)))
+        return np.cumsum(b * b)
+
     def prefix_noise_units(self, step: int) -> float:
         """sum_(k < step) b_k**2: the variance of (B z)_step for unit-variance z."""
         total, running = 0.0, 0.0

@@ -2,7 +2,8 @@
 
     continual_release(mechanism, shape, horizon, **options) -> ContinualRelease
     mech.add(increment, rng) -> noisy prefix sum (same shape)
-    mech.event, mech.prefix_variance(step=None), mech.max_prefix_variance(),
+    mech.event, mech.prefix_variance(step=None), mech.prefix_variances(),
+    mech.max_prefix_variance(), mech.error_bound(alpha, step=None, uniform=False),
     mech.user_level_event(k), mech.sigma, mech.steps, mech.horizon, mech.shift
 
 Mechanisms (the options are `TreePrivatizer`'s: sigma, or epsilon and delta

@@ -83,13 +83,14 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_rng, check_shape, real_array
+from ._frozen import Frozen
 from .errors import ShapeError
 
 SQRT2 = math.sqrt(2.0)
 _GRID_RANGE = (-1074, 0)
 
 
-class Sampler(ABC):
+class Sampler(Frozen, ABC):
     """The interface: noise of a given scale and shape, or a value plus noise.
 
     `laplace(scale, shape, rng)` and `gaussian(sigma, shape, rng)` return pure
@@ -167,8 +168,6 @@ class Sampler(ABC):
     def _add_symmetric(self, value: np.ndarray, sigma: float, rng) -> np.ndarray:
         """`value` must already be symmetric."""
 
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable")
 
 
 class NumpySampler(Sampler):

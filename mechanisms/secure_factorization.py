@@ -15,12 +15,17 @@ from privbandit.accounting.events import FactorizationEvent, SecureSumEvent
 from privbandit.accounting.validation import check_count
 
 from .blt import BufferedToeplitz, sqrt_blt
-from .factorization import DEFAULT_BUFFERS, _norms, column_sensitivity
+from .factorization import (
+    DEFAULT_BUFFERS,
+    FactorizationNoise,
+    _column_norm,
+    column_sensitivity,
+)
 from .secure_stream import SecureStream
 from .streaming import gamma
 
 
-class SecureFactorization(SecureStream):
+class SecureFactorization(FactorizationNoise, SecureStream):
     """Noisy prefix sums over parties by the streamed factorization A = B C (module docstring).
 
     Arguments: `secure_stream.SecureStream`'s, plus `buffers` (default 8): the BLT
@@ -61,14 +66,12 @@ class SecureFactorization(SecureStream):
         f = self._factor
         self._omega = np.asarray(f.omega)
         self._decay = np.asarray(f.theta)[:, None]
-        self._column_norm, self._units_at_horizon = _norms(f, self._horizon)
+        self._column_norm = _column_norm(f, self._horizon)
         e = self._entries
         self._party_buffers = np.zeros((f.buffers, self._parties * e))  # S_j of every C x_i
         # the aggregator: C^-1 y buffers (:e) and C^-1 of a unit impulse (last column)
         self._buffers = np.zeros((f.buffers, e + 1))
         self._sum = np.zeros(e)
-        self._b = 0.0
-        self._units = 0.0
 
     def _value_sensitivity(self) -> float:
         return (1.0 + gamma(self._entries + 4)) * column_sensitivity(
@@ -100,19 +103,7 @@ class SecureFactorization(SecureStream):
         self._buffers[:, :e] += w
         self._buffers[:, -1] += d
         self._sum = out
-        self._b += d
-        self._units += self._b * self._b
         return out
-
-    def _variance_units(self, step: int) -> float:
-        if step == self._steps:
-            return self._units
-        if step == self._horizon:
-            return self._units_at_horizon
-        return self._factor.prefix_noise_units(step)
-
-    def _max_variance_units(self) -> float:
-        return self._units_at_horizon
 
     def _state_arrays(self) -> tuple[np.ndarray, ...]:
         return (self._party_buffers, self._buffers, self._sum)

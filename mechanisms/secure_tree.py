@@ -17,10 +17,10 @@ from privbandit.accounting import calibration as calib
 from privbandit.accounting.events import SecureSumEvent, TreeAggregationEvent
 
 from .secure_stream import SecureStream
-from .tree import TreePrivatizer, float_sensitivity_factor
+from .tree import TreeNoise, float_sensitivity_factor
 
 
-class SecureTree(SecureStream):
+class SecureTree(TreeNoise, SecureStream):
     """Noisy prefix sums over parties, one secure sum per tree node (module docstring).
 
     Arguments: `secure_stream.SecureStream`'s.  Prefix noise per entry: popcount(t)
@@ -83,12 +83,6 @@ class SecureTree(SecureStream):
         self._exact[level] = self._node
         self._released[level] = out
         return out
-
-    def _variance_units(self, step: int) -> float:
-        return float(TreePrivatizer.nodes_in_prefix(step))
-
-    def _max_variance_units(self) -> float:
-        return float((self._horizon + 1).bit_length() - 1)
 
     def _state_arrays(self) -> tuple[np.ndarray, ...]:
         return (self._exact, self._released)

@@ -21,8 +21,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..envs import seed001_environment
+from ..envs.neighbours import Flip
 from ..registry import (
+    GUARDED_AUDIT,
     AlgorithmEntry,
+    AuditProfile,
+    AuditWorld,
+    CanaryRounds,
     guard_params,
     privacy_params,
     radius_params,
@@ -136,6 +141,26 @@ def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
     )
 
 
+# how the private entries are audited (`privbandit.auditing`): their worlds, black-box size and
+# flip, canary rounds (the guarded one shares every round so that every canary is released).
+# cdp-fedc3ucb-h's default world uploads and downloads but its server never splits at
+# epsilon 1 within a small horizon; its second world (2 clusters of 2 agents, batched
+# releases, narrow noise bounds: utility knobs) deletes the edges between them at 1 and 8
+_SMALL = {"dim": 2, "users": 4, "clusters": 2, "items": 10, "list_len": 2}
+_SPLITS = {"mechanism": "mf", "schedule": "fixed", "alpha_d": 0.01, "noise_level": 0.9,
+           "theta_bound": 0.01}
+_CANARIES_SHARED = {"rate": 1.0, "merged_rate": 1.0, "cap": 256}
+AUDITS = {
+    "cdp-fedc3ucb-h": AuditProfile(
+        worlds=(AuditWorld(512), AuditWorld(2048, _SPLITS, _SMALL, label="splits")),
+        black_box=(32, Flip(5)), canaries=CanaryRounds(256, 128)),
+    "cdp-fedc3ucb-h+": AuditProfile(
+        worlds=(AuditWorld(512, GUARDED_AUDIT, {"dim": 2, "users": 4, "clusters": 1,
+                                                "items": 10, "list_len": 2}),),
+        black_box=(32, Flip(5)),
+        canaries=CanaryRounds(256, 64, _CANARIES_SHARED, {"users": 10, "clusters": 2})),
+}
+
 ENTRIES = (
     _entry("fedc3ucb-h", "seed 001: clustered federated cascading UCB with p_t auxiliary comms"),
     _entry("forcecomm", "seed 001: FedC3UCB-H with forced comms on 2^n-th arrivals"),
@@ -144,10 +169,12 @@ ENTRIES = (
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads; (epsilon, "
            "delta)-DP for one user-round's click feedback, actions adapting (interactive)",
-           private=True, needs_delta=True, calibrations=("tight", "paper")),
+           private=True, needs_delta=True, calibrations=("tight", "paper"),
+           audit=AUDITS["cdp-fedc3ucb-h"]),
     _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
            "releases of cluster mates; (epsilon, delta)-DP for one user-round's click feedback "
-           "seen from outside its agent (interactive)", private=True, needs_delta=True),
+           "seen from outside its agent (interactive)", private=True, needs_delta=True,
+           audit=AUDITS["cdp-fedc3ucb-h+"]),
 )
 for _e in ENTRIES:
     register_algorithm(_e)

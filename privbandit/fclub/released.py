@@ -20,7 +20,9 @@ Everything else is computed from those releases:
   counted and each server's users of a cluster moving as one block;
 - after every release and every change of partition, each global cluster's
   model: M = lam I + the members' summed exact Gram matrices, b = their summed
-  noisy moments (`private.RewardNoiseRidge`), sent to its local clusters;
+  noisy moments (`private.RewardNoiseRidge`), sent to its local clusters; the
+  global server publishes the partition and the models (`publication`: public,
+  post-processing of the releases, compared by the end-to-end audit);
 - each round, the arriving user's local cluster recommends the item with the
   highest x . theta + beta ||x||_(M^-1) + H ||M^-1 x||, H a bound on the norm of
   the cluster's summed moment noise that holds for every set of users at once
@@ -78,7 +80,7 @@ from privbandit.accounting.accountants import ExactGaussianAccountant
 from privbandit.accounting.calibration import gdp_mu
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_count, check_positive
-from privbandit.mechanisms.reward_only import PublicFeatures
+from privbandit.mechanisms.publication import Publication
 
 from ..clustering import (
     NoiseAwareClustering,
@@ -107,6 +109,9 @@ from .config import FclubConfig
 UNIT = "one user-round's reward in the environment"
 CLUSTERINGS = ("split-merge", "cliques")
 RELEASES = ("cluster-sum", "per-user")
+# the plan's keys of the split/merge rule (`clustering.SplitMergeClustering`'s knobs)
+SPLIT_MERGE_KEYS = ("merge_level", "split_level", "unit_evidence", "block_evidence",
+                    "simulations")
 PUBLIC = "CDP-FCLUB-DC acts on released statistics only"
 
 
@@ -117,11 +122,13 @@ class ReleasedPlan(ReleasePlan):
     fails, over the whole run), the merge tests' `resolution`, `level` and `miss`
     (`clustering.NoiseAwareClustering`), `clustering`: "cliques" (the phases' edge
     deletion and clique merge) or "split-merge" (sets, after every release; the default),
-    and `release`: "per-user" (every user's stream, summed; the default) or "cluster-sum"
-    (one sum per cluster, split/merge only) with its shares of mu^2: `detection_share`
-    (per-user streams), `history_share` (spread over `history_limit` one-shot releases
-    per user) and the rest (cluster streams), and `settle` (releases a cluster stands
-    before the parts it took are released; 0: at once)."""
+    and split/merge's levels, evidences and bootstrap size (`SplitMergeClustering`;
+    utility knobs, the guarantee is the same for every value), and `release`: "per-user"
+    (every user's stream, summed; the default) or "cluster-sum" (one sum per cluster,
+    split/merge only) with its shares of mu^2: `detection_share` (per-user streams),
+    `history_share` (spread over `history_limit` one-shot releases per user) and the rest
+    (cluster streams), and `settle` (releases a cluster stands before the parts it took
+    are released; 0: at once)."""
 
     mechanism: str = "mf"
     schedule: str = "geometric"
@@ -130,6 +137,11 @@ class ReleasedPlan(ReleasePlan):
     level: float = 0.99
     miss: float = 1e-3
     clustering: str = "split-merge"
+    merge_level: float = 0.99
+    split_level: float = 0.99
+    unit_evidence: float = math.log(1000.0)
+    block_evidence: float = 1.0
+    simulations: int = 24
     release: str = "per-user"
     detection_share: float = 0.5
     history_share: float = 0.2
@@ -167,11 +179,18 @@ class ReleasedPlan(ReleasePlan):
     def params(self) -> dict:
         out = {**super().params(), "failure": self.failure, "resolution": self.resolution,
                "level": self.level, "miss": self.miss, "release": self.release,
-               "clustering": self.clustering}
+               "clustering": self.clustering,
+               **{k: getattr(self, k) for k in SPLIT_MERGE_KEYS}}
         if self.release == "cluster-sum":
             out.update(detection_share=self.detection_share, history_share=self.history_share,
                        history_limit=self.history_limit, settle=self.settle)
         return out
+
+    def split_merge(self, config: FclubConfig) -> SplitMergeClustering:
+        """The split/merge rule of this plan for `config`'s dimension and radius."""
+        return SplitMergeClustering(
+            config.dim, lam=config.lam, noise_scale=config.noise_scale,
+            theta_bound=config.theta_bound, **{k: getattr(self, k) for k in SPLIT_MERGE_KEYS})
 
 
 class ReleasedFederatedClub(GuardedReports, Policy):
@@ -207,8 +226,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       radius.confidence)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
-        self.sets = None if plan.clustering == "cliques" else SplitMergeClustering(
-            d, lam=config.lam, noise_scale=config.noise_scale, theta_bound=config.theta_bound)
+        self.sets = None if plan.clustering == "cliques" else plan.split_merge(config)
         # the cliques' per-server user graphs (split/merge keeps sets: no (n, n) memory)
         self.graphs = ([UserGraph.complete(u.size) for u in self.server_users]
                        if self.sets is None else [])
@@ -225,6 +243,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self.beta = np.zeros(0)
         self.noise = np.zeros(0)
         self._max_clusters = 1
+        self.decisions = dict.fromkeys(("unit_moves", "block_moves", "splits", "merges"), 0)
+        self.publication = Publication("global server")
         self._comm = CommLog()
         self._msg = (d * d + 2 * d + 1) * 8  # a user's release: Gram, moments, feature sum
         self._checked: np.ndarray | None = None
@@ -270,8 +290,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       self.config.item_bound, action, feedback)
         self._checked = None
         y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
-        self.streams.observe(user, PublicFeatures(x[None], by=PUBLIC), y,
-                             merged=bool(self._spans[user]))
+        self.streams.enter(user, (x, y), by=PUBLIC)
         if self.sums is not None:
             self.sums.observe(user, x, y)
         if self.schedule.is_release(t):
@@ -288,6 +307,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
             self._models()
         else:
             self._split_merge()
+        self._publish()
         self._comm.record(DOWNLOAD, len(self._local), len(self._local) * self._msg, round=t,
                           sender=SERVER)
 
@@ -311,6 +331,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         for users, graph in zip(self.server_users, self.graphs, strict=True):
             delete_far(graph, far[np.ix_(users, users)])
         self._partition(self._merged_labels())
+        self._publish()
         self._comm.record(UPLOAD, len(self._local), len(self._local) * self._msg, round=t)
 
     def _initial_labels(self) -> np.ndarray:
@@ -329,6 +350,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         st = self.streams
         found = self.sets.partition(st.gram, st.moments, self._cluster_of, rng=self._bootstrap,
                                     blocks=self.server, variance=np.full(st.n_units, st.variance))
+        for key in self.decisions:
+            self.decisions[key] += getattr(found, key)
         self._partition(found.labels)
         self._local = [g[self.server[g] == s] for g in self._groups
                        for s in np.unique(self.server[g])]
@@ -361,9 +384,6 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                         for k in range(int(self._cluster_of.max()) + 1)]
         smallest = np.array([g.min() for g in self._groups])
         self.labels = smallest[self._cluster_of]  # the served clusters (`_serve`)
-        # public: whose released cluster spans other servers (what an audit flips, too)
-        spans = np.array([np.unique(self.server[g]).size > 1 for g in self._groups])
-        self._spans = spans[self._cluster_of]
         self._max_clusters = max(self._max_clusters, len(self._groups))
         self._serve()
         self._models()
@@ -374,6 +394,13 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self._serving, self._serving_groups = self._cluster_of, self._groups
         if self.sums is not None:
             self.sums.repartition(self._groups, self._rng)
+
+    def _publish(self) -> None:
+        """What the global server sends the local servers: the partition, and each cluster's
+        model (theta, M^-1, the radius and the noise bound), published."""
+        self.publication.partition(self.labels)
+        self.publication.value("models", np.concatenate((
+            self.theta.ravel(), self.inv.ravel(), self.beta, self.noise)))
 
     def _models(self) -> None:
         """Every global cluster's model from its members' latest releases."""

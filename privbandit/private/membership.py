@@ -81,7 +81,8 @@ audit reads, for one flipped reward, its detection step, the one cluster
 stream step holding it and the one-shot releases of its user after it.
 
 The audit's view holds every sum (its Gram part as a public value), every
-one-shot release and the membership of the sums (`membership`, a public
+one-shot release and the membership of the sums (`publication`'s channel
+"membership", a public
 value: equal between neighbours along a forced transcript, or caught as an
 unbounded loss).
 
@@ -114,7 +115,7 @@ import numpy as np
 
 from privbandit.accounting.ledger import Ledger
 from privbandit.mechanisms.noise_bounds import vector_noise_norm_bound
-from privbandit.mechanisms.tape import PublicValue
+from privbandit.mechanisms.publication import Publication
 
 from ..errors import config_error
 from .streams import RewardStreams
@@ -210,7 +211,7 @@ class ClusterReleases:
         self.terms: list[Term] = []
         self.clusters: list[Cluster] = []
         # the membership of every sum, on an audit's tape: equal in neighbours or caught
-        self.membership = PublicValue("cluster sums' membership")
+        self.publication = Publication("global server (cluster sums' membership)")
         self.opened = self.once_releases = 0
 
     # -- records and releases ----------------------------------------------------------
@@ -249,7 +250,7 @@ class ClusterReleases:
         new_of = np.empty(self.party_of.size, dtype=np.intp)
         for i, g in enumerate(wanted):
             new_of[g] = i
-        self.membership.release(new_of)
+        self.publication.value("membership", new_of)
         kept = {i: old[tuple(g)] for i, g in enumerate(wanted) if tuple(g) in old}
         for c in kept.values():
             c.age += 1

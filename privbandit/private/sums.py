@@ -24,7 +24,8 @@ Privacy guarantee
 -----------------
 Neighbouring relation: interactive -- one user-round's reward differs, the
 features of every record being public (`PublicFeatures`: the caller chose
-the actions from released data).  Sensitivity: rewards clipped to
+the actions from released data; the aggregator's `publication` marks them).
+Sensitivity: rewards clipped to
 `reward_range`, ||x|| <= feature_bound B, so one changed reward moves any sum
 holding its record by at most (hi - lo) B.  Measure: a `SumStream` is one
 `RewardOnlyRelease`, whose event (the stream's, for a record entering one of
@@ -43,7 +44,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from privbandit.accounting.events import PrivacyEvent
-from privbandit.mechanisms.reward_only import PublicFeatures, RewardOnlyRelease, RewardRelease
+from privbandit.mechanisms.publication import Publication
+from privbandit.mechanisms.reward_only import RewardOnlyRelease, RewardRelease
 from privbandit.mechanisms.samplers import Sampler
 
 from ..errors import config_error
@@ -85,7 +87,7 @@ class SumStream:
     def step(self, rng: np.random.Generator) -> RewardRelease:
         """Release the prefix sum including the members' records since the last step."""
         x, y, self._fed = self._owner.records(self.members, self._fed)
-        self.last = self._release.add(PublicFeatures(x, by=_BY), y, rng)
+        self.last = self._release.add(self._owner.publication.features(x, why=_BY), y, rng)
         return self.last
 
 
@@ -109,6 +111,7 @@ class TrustedSums:
         self._x = [np.empty((16, dim)) for _ in range(n_users)]
         self._y = [np.empty(16) for _ in range(n_users)]
         self._count = np.zeros(n_users, dtype=np.int64)
+        self.publication = Publication("global server (cluster sums)")
 
     # -- the parties' records -----------------------------------------------------------
     def observe(self, user: int, x: np.ndarray, y: float) -> None:
@@ -152,7 +155,8 @@ class TrustedSums:
         members = _members(members)
         x, y, _ = self.records(members, np.asarray(starts, dtype=np.int64),
                                np.asarray(ends, dtype=np.int64))
-        return self._release(1, self._horizon, sigma).add(PublicFeatures(x, by=_BY), y, rng)
+        return self._release(1, self._horizon, sigma).add(
+            self.publication.features(x, why=_BY), y, rng)
 
     def stream_event(self, sigma: float) -> PrivacyEvent:
         """The event of a stream at noise scale sigma (for one record)."""

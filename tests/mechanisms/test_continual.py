@@ -261,7 +261,7 @@ def test_mf_memory_does_not_grow_with_the_horizon():
     sizes = {T: continual_release("mf", (11, 11), T, sigma=1.0, sampler=FAST).state_size
              for T in (10, 10**3, 10**6)}
     assert len(set(sizes.values())) == 1
-    assert sizes[10] == (2 * 8 + 1) * 121 + 8
+    assert sizes[10] == (2 * 8 + 1) * 121
     tree = [continual_release("tree", (11, 11), T, sigma=1.0).state_size for T in (10, 10**6)]
     assert tree[0] < tree[1]
 
@@ -329,11 +329,11 @@ BAD_BUILD = [  # (kind, options, parameter, value, allowed)
     ("tree", {"buffers": 8}, "options", "buffers",
      "an option of 'tree': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step', 'shift_bound']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant', 'shift_bound']"),
     ("honaker", {"shift_bound": "covariance"}, "options", "shift_bound",
      "an option of 'honaker': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant']"),
     ("tree", {"shift_bound": "loose"}, "shift_bound", "loose",
      "one of 'shariff-sheffet', 'covariance'"),
     ("honaker", {"psd_shift": True}, "psd_shift", True, "False unless symmetric=True"),

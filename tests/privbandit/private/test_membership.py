@@ -61,7 +61,6 @@ def test_every_record_meets_one_stream_step_and_at_most_limit_one_shots(n, limit
     rng = np.random.default_rng(seed)
     sums, detection, releases, ledgers = _world(n, limit, settle)
     releases.repartition([np.arange(n)], None)
-    from privbandit.mechanisms.reward_only import PublicFeatures
     grams = np.zeros((n, DIM, DIM))
     for _ in range(RELEASES):
         for _ in range(int(rng.integers(0, 30))):
@@ -69,7 +68,7 @@ def test_every_record_meets_one_stream_step_and_at_most_limit_one_shots(n, limit
             x = rng.normal(size=DIM)
             x /= max(1.0, float(np.linalg.norm(x)))
             y = float(rng.random())
-            detection.observe(u, PublicFeatures(x[None], by="test"), y)
+            detection.observe(u, detection.public(u, x[None], "test"), y)
             releases.observe(u, x, y)
             grams[u] += np.outer(x, x)
         detection.release(rng)
