@@ -82,7 +82,8 @@ ANONYMOUS = ("anonymous-base-laplace",)
 # the guarded cascade clusters its 40 agents at every release with every round shared)
 STREAMS = {"cdp-fclub-dc": (512, 128, {}), "cdp-fclub-dc+": (256, 64, {}),
            "cdp-fedc3ucb-h": (256, 128, {}),
-           "cdp-fedc3ucb-h+": (256, 64, {"users": 10, "clusters": 2})}
+           "cdp-fedc3ucb-h+": (256, 64, {"users": 10, "clusters": 2}),
+           "cdp-fedc3ucb-sets": (256, 128, {})}
 GUARDED = ("cdp-fclub-dc+", "cdp-fedc3ucb-h+")
 UNCOVERED = "no canary protocol: the entry has no one-run reduction of its view"
 AGENT_LEVEL = "agent-level: one reward of one agent (a canary user-round, 1 vs 0)"

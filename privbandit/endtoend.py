@@ -352,6 +352,8 @@ AUDIT_WORLDS: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {
     "cdp-fedc3ucb-h": (512, {}, {}),
     "cdp-fedc3ucb-h+": (512, _SHARING, {"dim": 2, "users": 4, "clusters": 1, "items": 10,
                                         "list_len": 2}),
+    "cdp-fedc3ucb-sets": (512, {"resolution": 3.0}, {"dim": 2, "users": 4, "clusters": 1,
+                                                    "items": 10, "list_len": 2}),
     "cdp-mab": (20000, {}, {}), "ddp-mab": (20000, {}, {}), "hdp-mab": (20000, {}, {}),
     "anonymous-base-laplace": (2000, {}, {}),
 }

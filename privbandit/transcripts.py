@@ -62,8 +62,8 @@ def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: i
 # Black-box sizes: small worlds (long enough for the first releases), a flip early in the
 # run -- a round, an epoch of the federated MAB, a user's first drawn anonymous reward
 BLACK_BOX_SIZES = {"cdp-fclub-dc": 32, "cdp-fclub-dc+": 32, "cdp-fedc3ucb-h": 32,
-                   "cdp-fedc3ucb-h+": 32, "cdp-mab": 3000, "ddp-mab": 3000, "hdp-mab": 3000,
-                   "anonymous-base-laplace": 2000}
+                   "cdp-fedc3ucb-h+": 32, "cdp-fedc3ucb-sets": 32, "cdp-mab": 3000,
+                   "ddp-mab": 3000, "hdp-mab": 3000, "anonymous-base-laplace": 2000}
 BLACK_BOX_FLIPS = {"cdp-mab": 0, "ddp-mab": 0, "hdp-mab": 0, "anonymous-base-laplace": 0}
 
 

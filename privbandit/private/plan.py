@@ -113,15 +113,19 @@ class ReleasePlan:
             records_per_step=self.releases.longest_batch(), **budget, **options)
 
     def reward_stream(self, dim: int, *, feature_bound: float,
-                      reward_range: tuple[float, float] = (0.0, 1.0)) -> RewardOnlyRelease:
+                      reward_range: tuple[float, float] = (0.0, 1.0), records_per_round: int = 1,
+                      changed_records: int = 1) -> RewardOnlyRelease:
         """A reward-only continual release (`mechanisms.RewardOnlyRelease`) of the plan's
         mechanism over its releases, calibrated to the budget: for records whose features
-        are public under the interactive relation (the Gram matrix travels exactly)."""
+        are public under the interactive relation (the Gram matrix travels exactly).
+        records_per_round: the records one round adds; changed_records: those whose
+        rewards one neighbouring change alters."""
         self._check_stream_mechanism()
         return RewardOnlyRelease(
             dim, self.releases.releases, mechanism=self.mechanism, epsilon=self.epsilon,
             delta=self.delta, feature_bound=feature_bound, reward_range=reward_range,
-            records_per_step=self.releases.longest_batch(), sampler=self.sampler)
+            records_per_step=records_per_round * self.releases.longest_batch(),
+            changed_records=changed_records, sampler=self.sampler)
 
     def record_stream(self, relation: Relation, dim: int, *, feature_bound: float,
                       reward_range: tuple[float, float] = (0.0, 1.0)

@@ -97,7 +97,8 @@ def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
     data = json.loads(out.read_text())
     audited = {r["pipeline"].split()[0] for r in data["one_run"]}
     assert audited == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace",
-                       "cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+"}
+                       "cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+",
+                       "cdp-fedc3ucb-sets"}
     # (the studies' tests register toy algorithms in this process; they are not ours)
     assert not {n for n in data["not_audited"] if not n.startswith("toy")}
     assert all(r["verdict"] == "consistent" and r["canaries"] >= 64 for r in data["one_run"])

@@ -54,7 +54,7 @@ def test_every_private_registry_algorithm_is_listed():
             assert c.claim.epsilon == 1.0 and c.protocol.canaries >= 64
             assert c.method == ("fdp" if c.algorithm in STREAMS else "snj")
     streams = [c for c in cases if c.algorithm in STREAMS]
-    assert len(streams) == 4 and all(c.claim.delta == 1e-5 for c in streams)
+    assert len(streams) == 5 and all(c.claim.delta == 1e-5 for c in streams)
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))
