@@ -36,15 +36,14 @@ PACKAGE_OF = {"accounting": "privbandit.accounting", "mechanisms": "privbandit.m
 
 # privbandit's sub-layers, bottom to top: (name, modules or packages under privbandit.)
 SUBLAYERS = (
-    ("base", ("errors", "validation", "kernels", "comm", "progress", "privacy", "protocol",
-              "result", "schema")),
+    ("base", ("errors", "validation", "kernels", "comm", "privacy", "protocol", "result",
+              "schema")),
     ("data", ("data",)),
     ("envs", ("envs",)),
-    ("policies", ("policies", "private", "splitmerge")),
+    ("policies", ("policies", "private", "clustering")),
     ("runtime", ("runtime", "registry")),
-    ("families", ("centralized", "fclub", "cascade", "fedmab", "vertical", "anonymous")),
-    ("application", ("", "studies", "cli", "audit_command", "endtoend", "canaries",
-                     "transcripts", "__main__")),
+    ("families", ("fclub", "cascade", "fedmab", "vertical", "anonymous")),
+    ("application", ("", "studies", "cli", "auditing", "__main__")),
 )
 
 

@@ -26,7 +26,7 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
-      forced (forced_replay; privbandit.endtoend builds the pairs of a registry entry);
+      forced (forced_replay; privbandit.auditing.end_to_end builds the pairs of a registry entry);
       record(first) once, then audit_replays(recorded, {name: neighbour}, ...); every run
       checked against its ledgers' charges (check_recorded); no flip touching a release:
       "inconclusive"

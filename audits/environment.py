@@ -36,7 +36,7 @@ the recording first, e.g. to choose flips that reach releases:
 
 The audit layer never learns what a bandit is: `run(which)`, `first()` and
 the neighbours are plain callables that the application builds
-(`privbandit.endtoend`).
+(`privbandit.auditing.end_to_end`).
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def check_recorded(tape: Tape, charges: Iterable[tuple[str, PrivacyEvent, int]])
     release on the tape has an event some ledger was charged with (else it was
     released unpaid).  A run that charged no ledger at all (a toy, a mechanism
     audited alone) is not held to the second: the audit cannot know what it
-    should have paid (`privbandit.endtoend` requires charges of every private
+    should have paid (`privbandit.auditing.end_to_end` requires charges of every private
     entry).  Public values carry no event and are not checked here.
     """
     taped: dict[PrivacyEvent, Any] = {}

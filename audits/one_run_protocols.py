@@ -21,7 +21,7 @@ with those planted rewards ((m,) array) and returns the view -- what the
 other parties receive -- and `score(view)` scores each canary (higher:
 more likely `high`).  The relation is one user-round's reward replaced
 (`high` vs `low`, the interactive relation of docs/privacy_relations.md).
-`privbandit.canaries` builds such protocols for the registry's algorithms.
+`privbandit.auditing.canaries` builds such protocols for the registry's algorithms.
 """
 from __future__ import annotations
 

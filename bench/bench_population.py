@@ -54,8 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
+from privbandit.clustering.phases import ridge_estimates
 from privbandit.fclub.algorithm import FederatedClub
-from privbandit.fclub.detection import ridge_estimates
 from privbandit.kernels import club_confidence, cluster_mixing_rate
 from privbandit.registry import get_algorithm
 from privbandit.runtime import Setup, play_setup, seed_int, seed_streams

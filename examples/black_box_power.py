@@ -3,7 +3,7 @@
 A black-box audit that reads "consistent, epsilon >= 0" is evidence of privacy
 only if it would have seen a leak.  For each registry entry and size (horizon
 T, n transcripts per world) this prints the audit's own bound on the entry, on
-its registry audit world (`privbandit.endtoend.AUDIT_WORLDS`, as
+its registry audit world (`privbandit.auditing.end_to_end.AUDIT_WORLDS`, as
 `privbandit audit --black-box` runs it)
 (reward of round 5 flipped; epoch 0 or the first draw for the federated and
 anonymous bandits), the largest bound n transcripts per world can give, and
@@ -27,17 +27,17 @@ from dataclasses import replace
 
 import numpy as np
 
-from privbandit.audits import audit_pairs
-from privbandit.audits.transcript import audit_transcripts
-from privbandit.endtoend import FlippedReward, audit_config, small_config
-from privbandit.registry import get_algorithm
-from privbandit.runtime import play_setup, seed_sequence, seed_streams
-from privbandit.transcripts import (
+from privbandit.auditing.black_box import (
     BLACK_BOX_FLIPS,
     POWER_MULTIPLES,
     _transcript,
     audit_entry_transcripts,
 )
+from privbandit.auditing.end_to_end import FlippedReward, audit_config, small_config
+from privbandit.audits import audit_pairs
+from privbandit.audits.transcript import audit_transcripts
+from privbandit.registry import get_algorithm
+from privbandit.runtime import play_setup, seed_sequence, seed_streams
 
 SIZES = ("cdp-fclub-dc+:32:200,cdp-fclub-dc+:32:1000,cdp-fclub-dc+:256:200,"
          "cdp-fedc3ucb-h:32:200,cdp-fedc3ucb-h+:32:200,cdp-mab:3000:200,cdp-mab:3000:1000")

@@ -6,7 +6,7 @@ not: positions 2..K are examined only when nothing above them was clicked, so
 a round's examined items, and with them the Gram block of its record, depend
 on its click feedback.  Only position 1 is examined whatever the feedback.
 
-Part 1 replays the entry's registry audit world (`privbandit.endtoend`) on
+Part 1 replays the entry's registry audit world (`privbandit.auditing.end_to_end`) on
 neighbours flipped at spread rounds, every release forced, and reads each
 differing release input (`differing_releases`): how many flips move its Gram
 block, by how much, and the trace of that change (unit-norm items: how many
@@ -40,9 +40,9 @@ import argparse
 
 import numpy as np
 
+from privbandit.auditing.end_to_end import audit_config, differing_releases, setup
 from privbandit.cascade import IndependentCascadeUCB
 from privbandit.cascade.oracle import observed_positions
-from privbandit.endtoend import audit_config, differing_releases, setup
 from privbandit.envs import seed001_environment
 from privbandit.kernels import sherman_morrison
 from privbandit.runtime import run, seed_streams

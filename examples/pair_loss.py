@@ -21,7 +21,7 @@ other servers receive, so this is allowed -- and it is not joint DP).
 
 Ends with one `key: value` line per variant: the worst pair's epsilon.  With
 `--table` it prints the markdown table docs/privacy_relations.md shows (at
-TABLE's size; `tests/privbandit/test_endtoend.py` checks the page against it).
+TABLE's size; `tests/privbandit/auditing/test_end_to_end.py` checks the page against it).
 """
 from __future__ import annotations
 
@@ -29,8 +29,13 @@ import argparse
 
 import numpy as np
 
+from privbandit.auditing.end_to_end import (
+    FlippedReward,
+    audit_entry,
+    neighbour_pair,
+    released_rounds,
+)
 from privbandit.audits.environment import audit_pairs
-from privbandit.endtoend import FlippedReward, audit_entry, neighbour_pair, released_rounds
 from privbandit.fclub.guarded import GuardedFederatedClub
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run
@@ -92,7 +97,7 @@ def cell(finding) -> str:
 def table(horizon: int, seed: int, epsilon: float) -> tuple[str, dict]:
     """(the markdown table, each row's report) of the four variants, each flipped at the
     first and the last round whose record CDP-FCLUB-DC+ releases and at a local round
-    between them (chosen from its run: `privbandit.endtoend.released_rounds`)."""
+    between them (chosen from its run: `privbandit.auditing.end_to_end.released_rounds`)."""
     shared, _ = released_rounds("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, epsilon),
                                 seed)
     local = next(t for t in range(shared[0] + 1, horizon) if t not in shared)

@@ -18,7 +18,7 @@ mechanisms) a lower bound at 95% confidence, by its assumption-free threshold
 statistics (the schedule, "values", "values-sparse") and by its Gaussian-DP
 reading.
 
-Then one registry entry, black-box (`privbandit.transcripts`): its world and
+Then one registry entry, black-box (`privbandit.auditing.black_box`): its world and
 rounds fixed by the seed, its coins fresh in every transcript.
 
     python examples/transcript_audit.py [--samples 500,2000,8000] [--horizon 30]
@@ -33,12 +33,12 @@ import time
 
 import numpy as np
 
+from privbandit.auditing.black_box import audit_entry_transcripts
+from privbandit.auditing.end_to_end import small_config
 from privbandit.audits import Claim, audit_pairs
 from privbandit.audits.transcript import audit_transcripts
-from privbandit.endtoend import small_config
 from privbandit.mechanisms.gaussian import GaussianVector
 from privbandit.mechanisms.samplers import FAST
-from privbandit.transcripts import audit_entry_transcripts
 
 DELTA = 1e-5
 

@@ -174,12 +174,12 @@ class RewardOnlyRelease:
         if outside.any() and self._on_excess == "reject":
             raise OutOfBoundsError(f"rewards must lie in [{self._lo:g}, {self._hi:g}] "
                                    f"(on_excess='reject'); got {y[outside][0]!r}")
-        self._inner._check_open("add")
+        self._inner.check_open("add")
         check_rng(rng)
         y = np.clip(y, self._lo, self._hi)
         gram, feats = self._gram + x.T @ x, self._features + x.sum(axis=0)
         public = self._public.release(np.concatenate((gram.ravel(), feats, [self._count + n])))
-        centred = self._inner._release_sum((y - self._centre) @ x, rng)
+        centred = self._inner.add_bounded((y - self._centre) @ x, rng)
         self._gram, self._features, self._count = gram, feats, self._count + n
         self._clipped += int(outside.sum())
         d = self._dim

@@ -198,7 +198,7 @@ class ContinualRelease(ABC):
         asymmetric matrix, OutOfBoundsError over clip_norm with
         on_excess="reject"; a refused call changes nothing.
         """
-        self._check_open("add")
+        self.check_open("add")
         check_rng(rng)
         return self._step(*self._prepare(increment), rng)
 
@@ -217,19 +217,23 @@ class ContinualRelease(ABC):
         if not 1 <= count <= self._records:
             raise invalid("records", f"{count} records",
                           f"between 1 and records_per_step = {self._records}")
-        self._check_open("add_records")
+        self.check_open("add_records")
         check_rng(rng)
         return self._step(*self._prepare_batch(batch), rng)
 
-    def _release_sum(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Advance by an increment whose sensitivity the CALLER bounded (no clipping here):
-        for mechanisms of this package that build the increment themselves from clipped
-        parts (`reward_only.RewardOnlyRelease`); never for user data.  The caller checks
-        the horizon (`_check_open`) and the generator first."""
+    def add_bounded(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Advance by an increment whose sensitivity the CALLER bounded (no clipping here)
+        and return the noisy prefix: for a mechanism that builds the increment itself from
+        parts it clipped (`reward_only.RewardOnlyRelease`), never for raw user data.  A
+        caller that must refuse before changing anything checks `check_open` first."""
+        self.check_open("add_bounded")
+        check_rng(rng)
         x = np.asarray(total, dtype=np.float64).reshape(self._shape)
         return self._step(x, 0, rng)
 
-    def _check_open(self, caller: str) -> None:
+    def check_open(self, caller: str) -> None:
+        """Raise HorizonExceededError (naming `caller`) when every step of the horizon was
+        used; a caller that changes state before its step asks first."""
         if self._steps >= self._horizon:
             raise HorizonExceededError(
                 f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "

@@ -21,7 +21,7 @@ import sys
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 4, 130
 
 # Modules that register subcommands, in help order.
-COMMAND_MODULES = ("privbandit.studies.command", "privbandit.audit_command")
+COMMAND_MODULES = ("privbandit.studies.command", "privbandit.auditing.command")
 
 
 def build_parser() -> argparse.ArgumentParser:

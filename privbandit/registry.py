@@ -41,7 +41,7 @@ from .schema import REQUIRED, CheckedConfig, Param, by_name, check_table, defaul
 
 # Modules whose import registers algorithms (one per algorithm family).
 REGISTRATION_MODULES: tuple[str, ...] = (
-    "privbandit.centralized",
+    "privbandit.studies.baselines",
     "privbandit.fedmab.study",
     "privbandit.cascade.study",
     "privbandit.fclub.study",

@@ -20,6 +20,9 @@ from .errors import NormBoundError, RewardError, ShapeError, config_error
 
 # Relative slack for the declared norm bound, so rounding of normalised vectors passes.
 _NORM_SLACK = 1e-9
+# Relative slack on a record's norm bound where a sensitivity is declared from it: covers
+# the norm check's slack above, so a record that passes never exceeds the sensitivity.
+BOUND_SLACK = 1e-8
 
 # Blocks of items validated once, when they were generated (see `mark_validated`):
 # id(block) -> (weak reference to the block, largest row norm).

@@ -12,7 +12,7 @@ agent's continual-release stream (`private.PartyStreams`, mechanism by
 name), released on a data-independent schedule.  Local rounds act as below
 and are never released.  The server clusters agents
 from the noisy prefixes with tests that count the noise
-(`private.NoiseAwareClustering`) and sends each agent the noisy prefixes of
+(`clustering.NoiseAwareClustering`) and sends each agent the noisy prefixes of
 its cluster mates.  Agent u scores item i with
 
     min(U_own(i), U_fed(i)),   U = min(theta . x_i + beta ||x_i||_(M^-1), 1),
@@ -47,6 +47,7 @@ import numpy as np
 
 from privbandit.accounting.statement import Relation
 
+from ..clustering import NoiseAwareClustering
 from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import config_error
 from ..kernels import oful_beta, sherman_morrison, ucb_scores
@@ -54,7 +55,6 @@ from ..private import (
     Billboard,
     GuardedReports,
     GuardPlan,
-    NoiseAwareClustering,
     NoisyRidge,
     PartyStreams,
     ReleaseSchedule,

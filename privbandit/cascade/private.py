@@ -57,7 +57,7 @@ prefixes (`_adopt`), never its raw records, and its triggers read its noisy
 prefix and public coins; so along any sequence of released outputs the
 records of neighbouring environments differ in the flipped round only (its
 examined items and click; replace-one).  Audited end to end
-(`privbandit.endtoend`).  Sensitivity: the round's increment sum_k z_k z_k^T has
+(`privbandit.auditing.end_to_end`).  Sensitivity: the round's increment sum_k z_k z_k^T has
 Frobenius norm <= K B^2 + 1 (K examined items of norm <= item_bound B, one
 click), so two neighbours' increments differ by <= sqrt(2) (K B^2 + 1) in
 Frobenius norm; that is the tree's l2_sensitivity (clip_norm K B^2 + 1, never

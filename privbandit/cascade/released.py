@@ -1,7 +1,7 @@
 """`ReleasedSetCascade` ("cdp-fedc3ucb-sets"): a private federated cascade on the set detection.
 
 No paper has this algorithm; it puts seed 001's cascade on the detection of
-"fedc3ucb-sets" (`privbandit.splitmerge.SetClusters`, started alone) and acts,
+"fedc3ucb-sets" (`privbandit.clustering.SetClusters`, started alone) and acts,
 as "cdp-fclub-dc" does, on released statistics only:
 
 - every round the arriving agent recommends the top K of the capped scores
@@ -57,7 +57,7 @@ every agent releases at each.  Assumptions: contexts and arrivals are public;
 items have norm <= item_bound (checked every round); the fast sampler is not
 floating-point safe.  Sources: seed 001 (the cascade model, the agents'
 UCB); Shariff & Sheffet (2018) and Hanna, Girgis & Fragouli (2022) for noising
-only the rewards' part; `privbandit.splitmerge` for the detection.
+only the rewards' part; `privbandit.clustering.splitmerge` for the detection.
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.reward_only import PublicFeatures
 from privbandit.mechanisms.tape import PublicValue
 
+from ..clustering import SetClusters, SplitMergeClustering
 from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import RewardError, ShapeError, config_error
 from ..private import (
@@ -80,7 +81,6 @@ from ..private import (
     RewardStreams,
     exact_gram_scores,
 )
-from ..splitmerge import SetClusters, SplitMergeClustering
 from ..validation import check_probability, check_user
 from .algorithm import _CascadeAgents
 from .oracle import top_k_list

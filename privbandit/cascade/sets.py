@@ -15,7 +15,7 @@ Here the server keeps clusters as sets and starts every agent alone:
 3. at phases (rounds t_1 = 0, t_{s+1} = max(t_s + 1, ceil(g (t_s + 2)) - 2), g =
    `phase_growth`) every agent that played uploads its buffer, the server moves,
    splits and merges the clusters of the last phase on the agents' uploaded
-   statistics (`privbandit.splitmerge.SetClusters`, started "alone": a merge
+   statistics (`privbandit.clustering.SetClusters`, started "alone": a merge
    needs consistency AND the power to have seen a difference of `resolution`,
    so agents join only when their data prove a set shares preferences), and
    every agent of a cluster of two or more downloads its cluster's statistics.
@@ -27,7 +27,7 @@ and the split step undoes one on proof.
 
 Privacy guarantee: none (a non-private algorithm); uploads are raw sums.
 Sources: seed 001 Algorithms 1-3 (agents, buffers, det-ratio trigger);
-`privbandit.splitmerge` (SCLUB's split and merge over sets, Li et al. 2019,
+`privbandit.clustering.splitmerge` (SCLUB's split and merge over sets, Li et al. 2019,
 with the power test of `private.NoiseAwareClustering`).
 """
 from __future__ import annotations
@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from ..clustering import SetClusters, SplitMergeClustering
 from ..comm import UPLOAD, payload_bytes
 from ..errors import config_error
-from ..splitmerge import SetClusters, SplitMergeClustering
 from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .server import CascadeServer

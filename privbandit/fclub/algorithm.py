@@ -44,21 +44,23 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement
 
-from ..comm import DOWNLOAD, UPLOAD, CommLog
-from ..errors import config_error
-from ..kernels import UserGraph
-from ..policies.base import Policy
-from ..private import NoiseAwareClustering, NoisyRidge, clique_labels
-from ..validation import check_dim, check_items, check_user, checked_observation
-from .config import FclubConfig
-from .detection import (
+from ..clustering import (
+    NoiseAwareClustering,
     by_first_appearance,
+    clique_labels,
     delete_far,
     merge_global,
     partition_of,
     prune_local,
     ridge_estimates,
 )
+from ..comm import DOWNLOAD, UPLOAD, CommLog
+from ..errors import config_error
+from ..kernels import UserGraph
+from ..policies.base import Policy
+from ..private import NoisyRidge
+from ..validation import check_dim, check_items, check_user, checked_observation
+from .config import FclubConfig
 from .privacy import CdpPlan
 from .sync import BaseStats, DelayedSync, InstantSync, Layout, Observer
 

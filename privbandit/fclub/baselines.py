@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ..clustering import SplitMergeClustering
 from ..errors import config_error
 from ..policies.base import Policy
 from ..policies.club import CLUB
 from ..policies.linear import LinUCB
 from ..policies.sclub import SCLUB
-from ..splitmerge import SplitMergeClustering
 from ..validation import check_user
 from .algorithm import FederatedClub
 from .config import FclubConfig, server_of_users

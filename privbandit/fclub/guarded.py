@@ -15,7 +15,7 @@ sum y x is noised), released on a data-independent schedule
 other rounds are local: the server acts on everything it holds, as below,
 and their records are never released.  The
 global server clusters users from the noisy prefixes with tests that count
-the noise (`private.NoiseAwareClustering`), and sends every server, for each
+the noise (`clustering.NoiseAwareClustering`), and sends every server, for each
 of its users, the noisy prefixes of that user's cluster mates on other
 servers.  A server then serves user u from two models:
 
@@ -58,7 +58,7 @@ Measure: (epsilon, delta)-DP by the streams' Gaussian event (`RewardStreams`,
 one ledger per server);
 clustering, downloads and every other server's actions are post-processing
 of the releases, whose times are public.  Audited end to end
-(`privbandit.endtoend`).  Source: seed 000 (FCLUB setting, CLUB baseline);
+(`privbandit.auditing.end_to_end`).  Source: seed 000 (FCLUB setting, CLUB baseline);
 Shariff & Sheffet (2018) for acting on released prefixes; the tests of
 `privbandit.private`.
 """
@@ -70,6 +70,7 @@ import numpy as np
 
 from privbandit.accounting.statement import Relation
 
+from ..clustering import NoiseAwareClustering
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
 from ..kernels import sherman_morrison
@@ -79,7 +80,6 @@ from ..private import (
     Billboard,
     GuardedReports,
     GuardPlan,
-    NoiseAwareClustering,
     RewardNoiseRidge,
     RewardStreams,
     exact_gram_scores,

@@ -74,7 +74,7 @@ from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, sampler_name
 from ..private.plan import ReleasePlan
 from ..private.schedule import GROWTH, ReleaseSchedule
-from ..validation import check_dim
+from ..validation import BOUND_SLACK, check_dim
 
 CALIBRATIONS = ("tight", "paper")
 ACT_ON = ("released", "raw")
@@ -84,8 +84,6 @@ RELATION = ("cluster-level (seed 000 Definition 1): one observation (x_t, y_t) o
 INTERACTIVE_UNIT = ("interactive: one user-round's reward in the environment differs; the "
                     "view is every release of the run")
 _UNIT_ROUNDOFF = 2.0**-53
-# relative slack on the record bound, covering the item-norm check's tolerance
-_BOUND_SLACK = 1e-8
 
 
 def _unit_mu(event: PrivacyEvent) -> float:
@@ -139,7 +137,7 @@ class CdpPlan:
     calibration: "tight" | "paper"; detection_share: the fraction of mu^2
     given to the per-user releases; detection: "private" (local edge deletion
     reads noisy per-user statistics), "noise-aware" (the same statistics,
-    read by tests whose widths count the noise: `fclub.detection`) or "raw"
+    read by tests whose widths count the noise: `privbandit.clustering`) or "raw"
     (the paper's rule: raw statistics; then the run is NOT CDP and every
     ledger notes it); failure:
     alpha of Definition 2 / Lemma 1; item_bound: ||x|| bound (rewards are
@@ -229,7 +227,7 @@ class CdpPlan:
         set_(self, "failure", failure)
         set_(self, "item_bound", check_positive("item_bound", self.item_bound))
         set_(self, "nodes", calib.tree_nodes_per_record(self.releases.releases))
-        set_(self, "record_bound", self.item_bound**2 * (1 + _BOUND_SLACK) + 1.0)
+        set_(self, "record_bound", self.item_bound**2 * (1 + BOUND_SLACK) + 1.0)
         unit = self._tree(1.0)
         det_sens = self._det(1.0).event.l2_sensitivity
         sigma_tree, sigma_det = self._calibrate(unit.event, det_sens)

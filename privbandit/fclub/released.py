@@ -10,12 +10,12 @@ Everything else is computed from those releases:
 
 - phases (Algorithm 2, at rounds 2^s - 2): local edge deletion on each
   server's user graph where two users' released estimates are proven
-  different (`private.NoiseAwareClustering.differs`), local clusters as
+  different (`clustering.NoiseAwareClustering.differs`), local clusters as
   components, and a global merge of local clusters that the noise-aware tests
   link (consistent, and the test had the power to see a gap of `resolution`),
   joined as cliques (plan `clustering = "cliques"`); or, by default
   (`clustering = "split-merge"`), after every release, split/merge over sets
-  of users (`privbandit.splitmerge`, the rule of "fclub-dc-sets") on the
+  of users (`clustering.SplitMergeClustering`, the rule of "fclub-dc-sets") on the
   released Gram prefixes and noisy moments, the moments' noise variance
   counted and each server's users of a cluster moving as one block;
 - after every release and every change of partition, each global cluster's
@@ -65,23 +65,26 @@ from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.reward_only import PublicFeatures
 
+from ..clustering import (
+    NoiseAwareClustering,
+    SplitMergeClustering,
+    by_first_appearance,
+    clique_labels,
+    delete_far,
+)
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
 from ..errors import config_error
 from ..kernels import UserGraph
 from ..policies.base import Policy
 from ..private import (
     GuardedReports,
-    NoiseAwareClustering,
     ReleasePlan,
     RewardNoiseRidge,
     RewardStreams,
-    clique_labels,
     exact_gram_scores,
 )
-from ..splitmerge import SplitMergeClustering
 from ..validation import check_items, check_probability, check_user, checked_observation
 from .config import FclubConfig
-from .detection import by_first_appearance, delete_far
 
 UNIT = "one user-round's reward in the environment"
 CLUSTERINGS = ("split-merge", "cliques")
@@ -93,7 +96,7 @@ class ReleasedPlan(ReleasePlan):
     """The private side of the released CDP-FCLUB-DC: the `ReleasePlan` keys (default
     mechanism "mf", schedule "geometric"), `failure` (the probability that a noise bound
     fails, over the whole run), the merge tests' `resolution`, `level` and `miss`
-    (`private.NoiseAwareClustering`), and `clustering`: "cliques" (the phases' edge
+    (`clustering.NoiseAwareClustering`), and `clustering`: "cliques" (the phases' edge
     deletion and clique merge) or "split-merge" (sets, after every release; the default)."""
 
     mechanism: str = "mf"
@@ -222,9 +225,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
             self._split_merge()
             return
         st = self.streams
-        stats = _stats(st.gram, st.moments)
-        variances = np.full(st.n_units, st.variance)
-        far = self.clustering.differs(stats, variances, st.counts)
+        far = self.clustering.differs(st.released, st.variances, st.counts)
         for users, graph in zip(self.server_users, self.graphs, strict=True):
             delete_far(graph, far[np.ix_(users, users)])
         self._partition(self._merged_labels())
@@ -238,9 +239,9 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         return np.array([int(self.server_users[s][0]) for s in self.server])
 
     def _split_merge(self) -> None:
-        """Clusters as sets from the latest releases (`splitmerge`), each server's users of
-        a cluster moving as one block; the bootstrap draws from a child of the policy
-        stream, so the releases' noise is drawn as with cliques."""
+        """Clusters as sets from the latest releases (`SplitMergeClustering`), each server's
+        users of a cluster moving as one block; the bootstrap draws from a child of the
+        policy stream, so the releases' noise is drawn as with cliques."""
         if self._bootstrap is None:
             self._bootstrap = self._rng.spawn(1)[0]
         st = self.streams
@@ -258,8 +259,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
             for label in np.unique(graph.labels):
                 local.append(users[graph.labels == label])
         st = self.streams
-        stats = np.stack([_stats(st.gram[m].sum(axis=0), st.moments[m].sum(axis=0))
-                          for m in local])
+        released = st.released
+        stats = np.stack([released[m].sum(axis=0) for m in local])
         counts = np.array([st.counts[m].sum() for m in local])
         variances = np.array([m.size * st.variance for m in local])
         joined = by_first_appearance(clique_labels(self.clustering.links(stats, variances,
@@ -315,14 +316,4 @@ class ReleasedFederatedClub(GuardedReports, Policy):
     @property
     def lockstep_ready(self) -> bool:
         return False
-
-
-def _stats(gram: np.ndarray, moments: np.ndarray) -> np.ndarray:
-    """(..., d+1, d+1) statistics [[G, b], [b^T, 0]] (the layout the tests read)."""
-    d = gram.shape[-1]
-    out = np.zeros((*gram.shape[:-2], d + 1, d + 1))
-    out[..., :d, :d] = gram
-    out[..., :d, d] = moments
-    out[..., d, :d] = moments
-    return out
 

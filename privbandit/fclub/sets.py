@@ -12,7 +12,7 @@ population scale").  Here, at each phase start:
 1. every server uploads the statistics (G_u, b_u) of its users that played
    in the phase (one message per such user);
 2. the global server moves, splits and merges the clusters of the last
-   phase with `privbandit.splitmerge.SetClusters` (the set federations' shared
+   phase with `privbandit.clustering.SetClusters` (the set federations' shared
    clustering interface, started "together"), the blocks being
    each server's users of one cluster (a server's users move together on
    their pooled data, a user alone only on strong evidence);
@@ -32,7 +32,7 @@ Sherman-Morrison update, the upload and download triggers.
 Privacy guarantee: none; it reads raw rewards (the private entries build on
 the same detection, acting on released statistics).  Sources: seed 000,
 Algorithms 1-4 (sharing); SCLUB's split and merge over sets (Li et al. 2019)
-and `privbandit.splitmerge` (detection).
+and `privbandit.clustering` (detection).
 """
 from __future__ import annotations
 
@@ -42,13 +42,12 @@ import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
+from ..clustering import Partition, SetClusters, SplitMergeClustering, partition_of
 from ..comm import UPLOAD
 from ..errors import config_error
 from ..kernels import UserGraph
-from ..splitmerge import Partition, SetClusters, SplitMergeClustering
 from .algorithm import FederatedClub
 from .config import FclubConfig
-from .detection import partition_of
 from .sync import BaseStats, Layout
 
 _CHUNK = 4096  # rows folded at a time at a phase's end (memory O(chunk d^2))

@@ -1,23 +1,35 @@
 """Registration of the FCLUB family for studies (`privbandit.registry`).
 
-Names: "fclub", "fclub-dc", "cdp-fclub-dc" (private: epsilon, delta,
-calibration "tight" | "paper", sampler, mechanism, schedule, batch; preset
-"paper": the paper's delta 0.1 and node formula), "cdp-fclub-dc+" (private: epsilon, delta,
-sampler and the `GuardPlan` keys: mechanism, schedule, batch, ...),
-"club-per-server", "sclub-per-server" (the
-seed's CLUB and SCLUB baselines; "club" and "sclub" are the centralised
-versions registered by `privbandit.centralized`), "linucb-per-user",
-"homo", "homo-dc", "fclub-dc-sets" (FCLUB-DC's sharing with split/merge
-detection over sets, `fclub.sets`: the federation recommended at population
-scale), and "oracle-clusters" (NOT an algorithm: LinUCB pooled per true
-cluster across all servers, told the world's hidden clusters -- the ceiling
-of any federation's gain, so studies can show it beside the real ones; its
-description and its params' "oracle" flag say so).  An entry builds its
-world from the study's `environment` table (`envs.factory.make_environment`:
-seed 000's synthetic setting unless told otherwise; `servers` is L) and its
-policy (`build_run`); the runner plays it, the seeds of one configuration in
-lockstep where the policy's batched twin (`fclub.lockstep`) plays it.  Each entry
-declares its parameters (`FEDERATED`, `PRIVATE`, the baselines' radius keys).
+Names and what each declares (`Param`s; `privbandit algorithms NAME` lists them):
+
+- "fclub", "fclub-dc": seed 000's FCLUB and FCLUB-DC (`FEDERATED`: alpha,
+  alpha2, the det-ratio triggers U and D, the radius keys); preset
+  "public-code" (lam = 2);
+- "cdp-fclub-dc" (private, `PRIVATE`): epsilon, delta, calibration, sampler,
+  the `FEDERATED` keys and the plan's keys -- detection_share, detection,
+  failure, mechanism, schedule, batch, growth, act_on, resolution, clustering;
+  preset "paper" (delta 0.1, the paper's node formula, tree noise every round,
+  acting on raw buffers: a guarantee over realised sequences only);
+- "cdp-fclub-dc+" (private, `GUARDED`): epsilon, delta, sampler, the
+  `GuardPlan` keys (`registry.guard_params`: mechanism, schedule, batch,
+  growth, resolution, level, miss, share, rate, merged_rate, cap) and the
+  `FEDERATED` keys;
+- "club-per-server", "sclub-per-server" (the seed's CLUB and SCLUB baselines;
+  "club" and "sclub" are the centralised versions registered by
+  `privbandit.studies.baselines`), "linucb-per-user": the radius keys;
+- "homo", "homo-dc": FCLUB and FCLUB-DC with every user in one cluster;
+- "fclub-dc-sets" (`SETS`): FCLUB-DC's sharing with split/merge detection over
+  sets (`fclub.sets`: the federation recommended at population scale);
+- "oracle-clusters" (NOT an algorithm: LinUCB pooled per true cluster across
+  all servers, told the world's hidden clusters -- the ceiling of any
+  federation's gain, so studies can show it beside the real ones; its
+  description and its params' "oracle" flag say so).
+
+An entry builds its world from the study's `environment` table
+(`envs.factory.make_environment`: seed 000's synthetic setting unless told
+otherwise; `servers` is L) and its policy (`build_run`); the runner plays it,
+the seeds of one configuration in lockstep where the policy's batched twin
+(`fclub.lockstep`) plays it.
 
 Pairing: the runner splits the run's SeedSequence the same way for every
 algorithm (`runtime.seed_streams`) -- "world" builds the hidden preferences,

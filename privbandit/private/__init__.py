@@ -1,21 +1,23 @@
-"""Building blocks of private federated bandits that stay close to going alone.
+"""Building blocks of private bandits: one release plan, per-unit streams, noisy models.
 
 - `plan.ReleasePlan`: the one release plan of every private family (budget,
   mechanism, schedule, sampler -> streams, Laplace releases, ledgers,
   statements); `plan.GuardPlan` extends it for a guarded federation;
+- `schedule.ReleaseSchedule`: data-independent release times;
+- `streams`: per-unit continual releases, one ledger per party
+  (`UnitStreams`): `PartyStreams` (full statistics, record-level) and
+  `RewardStreams` (reward-only, public Gram; interactive);
 - `billboard.Billboard`: the billboard rule enforced -- public-coin tracks,
   only records whose action the billboard chose from released data enter a
   stream;
-- `schedule.ReleaseSchedule`: data-independent release times;
-- `streams.PartyStreams`: per-unit continual release of statistics, one
-  ledger per party;
-- `estimates.NoisyRidge`: ridge estimates and confidence radii from statistics
-  that carry privacy noise of known variance;
-- `clustering.NoiseAwareClustering`: cluster detection whose tests count the
-  noise, so that noise keeps units apart instead of pooling them.
+- `estimates`: ridge models and confidence radii from noisy statistics
+  (`NoisyRidge`: every entry noised; `RewardNoiseRidge`: exact Gram, noisy
+  moments), and the noise bounds they use;
+- `reports.GuardedReports`: what a guarded federation reports.
+
+Cluster detection on released statistics is `privbandit.clustering`.
 """
 from .billboard import Billboard, BillboardError
-from .clustering import NoiseAwareClustering, clique_labels
 from .estimates import (
     ExactGramModel,
     NoisyRidge,
@@ -30,10 +32,10 @@ from .estimates import (
 from .plan import LAPLACE, MECHANISMS, GuardPlan, ReleasePlan
 from .reports import GuardedReports
 from .schedule import GROWTH, SCHEDULES, ReleaseSchedule, release_schedule
-from .streams import PartyStreams, RewardStreams
+from .streams import PartyStreams, RewardStreams, UnitStreams
 
 __all__ = ["GROWTH", "LAPLACE", "MECHANISMS", "SCHEDULES", "Billboard", "BillboardError",
-           "ExactGramModel", "GuardPlan", "GuardedReports", "NoiseAwareClustering", "NoisyRidge",
+           "ExactGramModel", "GuardPlan", "GuardedReports", "NoisyRidge",
            "PartyStreams", "ReleasePlan", "ReleaseSchedule", "RewardNoiseRidge", "RewardStreams",
-           "RidgeModel", "applied_noise_bound", "clique_labels", "exact_gram_scores",
+           "RidgeModel", "UnitStreams", "applied_noise_bound", "exact_gram_scores",
            "matrix_noise_bound", "pooled_bias", "release_schedule", "sum_noise_bound"]

@@ -23,8 +23,8 @@ neighbouring environments) and released facts:
 `record` refuses a record whose action the billboard did not choose for
 that round (`BillboardError`), so no algorithm built on it can feed a
 raw-driven record into a stream.  The groups a caller passes must themselves
-be computed from released data (e.g. `NoiseAwareClustering` of the prefixes);
-the end-to-end audit (`privbandit.endtoend`) checks the whole.
+be computed from released data (e.g. `clustering.NoiseAwareClustering` of the prefixes);
+the end-to-end audit (`privbandit.auditing.end_to_end`) checks the whole.
 """
 from __future__ import annotations
 

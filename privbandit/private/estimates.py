@@ -145,6 +145,17 @@ class NoisyRidge:
         inverse = np.linalg.inv(matrix)
         return RidgeModel(matrix, inverse, inverse @ stats[:d, d], stats[:d, d].copy(), beta)
 
+    def spread(self, gram: np.ndarray, variance: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, M^-1, spread of theta_hat) for a test of the estimate of a Gram block (d, d)
+        whose noise has per-entry variance `variance` (`clustering.RidgeSpread`): an
+        estimate used only for testing needs a positive definite matrix, so the shift takes
+        margin 1/2."""
+        shift = self.shift(gram, variance, margin=0.5)
+        matrix = gram + (self.lam + shift) * np.eye(self.dim)
+        inverse = np.linalg.inv(matrix)
+        return matrix, inverse, self.covariance(inverse, variance, shift)
+
     def covariance(self, inverse: np.ndarray, variance: float, shift: float) -> np.ndarray:
         """Spread of theta_hat: R^2 M^-1 + (2 v (S^2 + 1) + ((lam + shift) S)^2 [shifted]) M^-2.
 
@@ -251,7 +262,7 @@ class RewardNoiseRidge:
     the per-item quantile of a union bound over items and rounds.  H comes from
     the caller, who knows how the noise was summed (`sum_noise_bound`).
 
-    Noise in clustering tests: `covariance` is R^2 M^-1 + v M^-2 (the moments'
+    Noise in clustering tests: `spread` is R^2 M^-1 + v M^-2 (the moments'
     noise, per-entry variance v, maps to M^-1 h), exact for the Gaussian part.
     """
 
@@ -277,11 +288,11 @@ class RewardNoiseRidge:
         return ExactGramModel(matrix, inverse, inverse @ moments, np.array(moments),
                               self.beta(float(logdet)), float(noise_bound))
 
-    # the interface `NoiseAwareClustering` reads (an exact Gram matrix needs no shift)
-    def shift(self, gram: np.ndarray, variance: float, margin: float = 2.0) -> float:
-        return 0.0
-
-    def covariance(self, inverse: np.ndarray, variance: float, shift: float = 0.0
-                   ) -> np.ndarray:
-        """Spread of theta~: R^2 M^-1 + v M^-2 (`shift` is always 0 here)."""
-        return self.noise_scale**2 * inverse + variance * (inverse @ inverse)
+    def spread(self, gram: np.ndarray, variance: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, M^-1, spread of theta~) of a Gram block (d, d) (`clustering.RidgeSpread`):
+        M = G + lam I (the Gram matrix is exact: no shift) and the spread
+        R^2 M^-1 + v M^-2, v the moments' per-entry noise variance."""
+        matrix = gram + self.lam * np.eye(self.dim)
+        inverse = np.linalg.inv(matrix)
+        return matrix, inverse, self.noise_scale**2 * inverse + variance * (inverse @ inverse)

@@ -31,12 +31,11 @@ from privbandit.mechanisms.streaming import ContinualRelease
 
 from ..errors import config_error
 from ..privacy import DEFAULT_SAMPLER, is_float_safe, resolve_sampler, sampler_name
+from ..validation import BOUND_SLACK
 from .schedule import GROWTH, ReleaseSchedule, release_schedule
 
 MECHANISMS = ("tree", "honaker", "mf")  # privbandit.mechanisms.continual_release names
 LAPLACE = "laplace"  # one pure-DP release per step
-# relative slack on a record's norm bound, covering the item-norm check's tolerance
-_BOUND_SLACK = 1e-8
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ class ReleasePlan:
             raise config_error("relation", relation, "interactive, record-level or "
                                "cluster-level (a relation records are released under)")
         top = max(abs(reward_range[0]), abs(reward_range[1]))
-        bound = (feature_bound**2 + top**2) * (1.0 + _BOUND_SLACK)
+        bound = (feature_bound**2 + top**2) * (1.0 + BOUND_SLACK)
         return self.stream((dim + 1, dim + 1), l2_sensitivity=math.sqrt(2.0) * bound,
                            clip_norm=bound, symmetric=True)
 
@@ -189,7 +188,7 @@ class GuardPlan(ReleasePlan):
 
     The release keys as `ReleasePlan` (batch default T // 32, so about 32
     releases); resolution, level, miss: the clustering tests
-    (`private.NoiseAwareClustering`);
+    (`clustering.NoiseAwareClustering`);
     share: the fraction of the confidence failure probability given to the
     federated model (the own model keeps the rest); rate: the share of
     rounds on the shared (released) track of a `Billboard`; merged_rate:

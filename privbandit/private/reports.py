@@ -18,9 +18,10 @@ from ..comm import CommLog
 
 
 class GuardedReports:
-    """Mixin of the guarded algorithms.  The class names `unit` (the neighbouring relation's
-    unit, a phrase) and `released_by` (the role whose statistics leave it); an instance holds
-    `streams` (`PartyStreams`), `labels` (clusters) and `_comm` (`CommLog`)."""
+    """Mixin of the guarded and released federations.  The class names `unit` (the
+    neighbouring relation's unit, a phrase), `released_by` (the role whose statistics leave
+    it) and `relation`; an instance holds `streams` (`streams.UnitStreams`: `RewardStreams`
+    or `PartyStreams`), `labels` (clusters) and `_comm` (`CommLog`)."""
 
     unit: str
     released_by: str

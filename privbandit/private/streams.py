@@ -1,36 +1,40 @@
-"""Per-unit continual release of sufficient statistics: what leaves a party, and its cost.
+"""Per-unit continual release of statistics: what leaves a party, and what it costs.
 
-Every unit (a user of a local server, an agent) owns one stream of
-(d+1) x (d+1) increments sum z z^T, z = [x; y], released through a
-continual-release mechanism of `privbandit.mechanisms` chosen by name ("tree",
-"honaker", "mf") on the party's `ReleaseSchedule`: at each release the unit's
-increment since its previous release enters its stream, and the stream's
-noisy prefix (the unit's whole history plus noise) is what the party sends.
-The stream counts releases, not rounds; its horizon is the schedule's number
-of releases.  A unit without new data skips a release (arrivals are public).
+Every unit (a user of a local server, an agent) owns one continual-release
+stream of `privbandit.mechanisms` (by name: "tree", "honaker", "mf"), released
+on the party's data-independent `ReleaseSchedule`; the stream counts releases,
+not rounds (its horizon is the schedule's number of releases), and its noisy
+prefix -- the unit's whole history plus noise -- is what the party sends.
+Units hold disjoint records, so one ledger per party is charged once, before
+the first release, with one stream's event (parallel composition): that is
+`UnitStreams`, the part the two kinds of streams share.
 
-Privacy guarantee
------------------
-Neighbouring relation: record-level -- one observation (x, y) of one unit of
-a party differs (replace-one).  Sensitivity: ||x|| <= item_bound B and y
-clipped to [0, reward_bound], so ||z z^T||_F = ||z||^2 <= c = B^2 + reward_bound^2
-(a round that adds several observations, e.g. the K examined items of a
-cascade with one click, is one record of norm <= K B^2 + 1), and neighbouring
-increments differ by at most sqrt(2) c in Frobenius norm.  With a "fixed" or
-"doubling" schedule each record enters exactly one increment -- the mechanism
-clips each record, not the sum
-(`ContinualRelease.add_records`) -- so the mechanism's event (`event`) is
-the whole cost of a record; the streams of different units hold disjoint
-records (parallel composition), so one ledger per party is charged once with
-that event, before the first release.  Everything computed from the releases
-(clusters, models, radii, what other parties do) is post-processing.
-Source: the continual-release mechanisms of `privbandit.mechanisms` (Chan,
-Shi & Song 2011; Honaker 2015; Henzinger, Upadhyay & Upadhyay 2023).
+- `PartyStreams`: the full statistic, (d+1) x (d+1) increments sum z z^T,
+  z = [x; y], with symmetric noise; a unit without new data skips a release.
+  Record-level: one observation (x, y) of one unit differs (replace-one);
+  ||x|| <= B and y clipped to [0, reward_bound], so ||z z^T||_F = ||z||^2 <= c =
+  B^2 + reward_bound^2 (a round that adds several observations, e.g. the K
+  examined items of a cascade with one click, is one record of norm <= K B^2 + 1),
+  and neighbouring increments differ by at most sqrt(2) c in Frobenius norm;
+  the mechanism clips each record, not the sum (`ContinualRelease.add_records`).
+- `RewardStreams`: reward-only releases (`mechanisms.RewardOnlyRelease`), the
+  Gram part exact and public, sum y x noised; every unit steps at every release.
+  Interactive: one user-round's reward differs, each released record's
+  features being public (its action came from released data).
+
+With a "fixed", "doubling" or "geometric" schedule each record enters exactly
+one step of its unit's stream, so the stream's event is the whole cost of a
+record.  Everything computed from the releases (clusters, models, radii, what
+other parties do) is post-processing.  Sources: the continual-release
+mechanisms of `privbandit.mechanisms` (Chan, Shi & Song 2011; Honaker 2015;
+Henzinger, Upadhyay & Upadhyay 2023); Shariff & Sheffet (2018) for the
+reward-only part.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +45,7 @@ from privbandit.mechanisms.tape import active, feeds
 
 from ..errors import config_error
 from ..privacy import sampler_name
+from ..validation import BOUND_SLACK
 from .estimates import (
     ExactGramModel,
     NoisyRidge,
@@ -50,57 +55,89 @@ from .estimates import (
 )
 from .plan import ReleasePlan
 
-# relative slack on the record bound, covering the item-norm check's tolerance
-_BOUND_SLACK = 1e-8
 
-
-class PartyStreams:
-    """The streams of every unit, grouped by party, with one ledger per party.
+class UnitStreams:
+    """One stream per unit, units grouped by parties, one ledger per party.
 
     parties: for each party, the indices of its units (together 0..n-1,
-    disjoint).  dim: d.  plan: the `ReleasePlan` (budget, mechanism, schedule,
-    sampler) every stream is calibrated and charged by.  record_bound: c, the
-    largest ||z||^2 one round adds (see the module docstring): the sensitivity
-    this family adds to the plan.
+    disjoint); dim: d; plan: the `ReleasePlan` every stream is calibrated and
+    charged by; stream: builds one unit's stream (called n times).  Each party's
+    ledger is charged once with the first stream's event, before any release
+    (every stream carries the same event; a record meets one stream).
+    `relation`: the relation the statement holds under by default.
     """
 
-    def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
-                 record_bound: float) -> None:
+    relation: Relation = Relation.RECORD
+
+    def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan,
+                 stream: Callable[[], Any]) -> None:
         self.party_of = _party_of(parties)
         n = self.party_of.size
         self.dim, self.plan, self.schedule = dim, plan, plan.releases
-        self.record_bound = record_bound
-        d1 = dim + 1
-        bound = record_bound * (1.0 + _BOUND_SLACK)
-        self.streams = [plan.stream((d1, d1), l2_sensitivity=math.sqrt(2.0) * bound,
-                                    clip_norm=bound, symmetric=True) for _ in range(n)]
+        self.streams = [stream() for _ in range(n)]
         self.ledgers = []
         for p in range(len(parties)):
             ledger = plan.ledger(f"party {p}")
             ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
             self.ledgers.append(ledger)
-        self._records = [np.empty((8, d1, d1)) for _ in range(n)]  # rounds since the release
-        self.released = np.zeros((n, d1, d1))  # the latest noisy prefix of each unit
-        self.variance = np.zeros(n)            # its per-entry noise variance
         self.counts = np.zeros(n, dtype=np.int64)  # records in the released prefix
-        self._pending_counts = np.zeros(n, dtype=np.int64)
+        self._pending_counts = np.zeros(n, dtype=np.int64)  # records waiting for a release
+
+    @property
+    def n_units(self) -> int:
+        return self.party_of.size
 
     def recorded(self, unit: int) -> int:
         """Records `unit` has entered so far, released or waiting (public: how many of its
         rounds were shared)."""
         return int(self.counts[unit] + self._pending_counts[unit])
 
-    @property
-    def n_units(self) -> int:
-        return self.party_of.size
+    def _declare(self, unit: int, mechanism: Any, facts: dict) -> None:
+        """Declare to an end-to-end audit that the round's record of `unit` enters
+        `mechanism`'s next release (`mechanisms.tape.feeds`), with public `facts`."""
+        if active() is not None:
+            feeds(mechanism, unit=int(unit), party=int(self.party_of[unit]), **facts)
+
+    def statement(self, unit: str, summary: str,
+                  relation: Relation | None = None) -> PrivacyStatement:
+        """The guarantee of the releases, for `unit` (a sentence), under `relation` (default
+        the class's: record-level for full statistics, interactive for reward-only ones;
+        a full statistic is interactive when every released record's action came from
+        released information, `Billboard`)."""
+        plan = self.plan
+        return plan.statement(relation or self.relation, unit,
+                              f"({plan.epsilon:g}, {plan.delta:g})-DP for {unit}: {summary}",
+                              self.describe())
+
+    def describe(self) -> dict:
+        return {**self.schedule.describe(), "units": self.n_units, "parties": len(self.ledgers)}
+
+
+class PartyStreams(UnitStreams):
+    """The full statistic of every unit (see the module docstring).
+
+    record_bound: c, the largest ||z||^2 one round adds: the sensitivity this
+    family adds to the plan.
+    """
+
+    def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
+                 record_bound: float) -> None:
+        d1 = dim + 1
+        bound = record_bound * (1.0 + BOUND_SLACK)
+        super().__init__(parties, dim, plan, lambda: plan.stream(
+            (d1, d1), l2_sensitivity=math.sqrt(2.0) * bound, clip_norm=bound, symmetric=True))
+        self.record_bound = record_bound
+        n = self.n_units
+        self._records = [np.empty((8, d1, d1)) for _ in range(n)]  # rounds since the release
+        self.released = np.zeros((n, d1, d1))  # the latest noisy prefix of each unit
+        self.variance = np.zeros(n)            # its per-entry noise variance
 
     def observe(self, unit: int, zz: np.ndarray, **facts) -> None:
         """Keep one round's statistic of `unit` (a record: z z^T, summed over its items); it
         enters the unit's stream at the next release.  `facts`: public facts about the
         record, declared with it to an end-to-end audit (`mechanisms.tape.feeds`: the
         audit flips rounds whose records are released)."""
-        if active() is not None:
-            feeds(self.streams[unit], unit=int(unit), party=int(self.party_of[unit]), **facts)
+        self._declare(unit, self.streams[unit], facts)
         i, buffer = self._pending_counts[unit], self._records[unit]
         if i == buffer.shape[0]:
             buffer = self._records[unit] = np.concatenate((buffer, np.empty_like(buffer)))
@@ -140,22 +177,11 @@ class PartyStreams:
 
     def describe(self) -> dict:
         s = self.streams[0]
-        return {**self.schedule.describe(), "mechanism": type(s).__name__,
-                "sigma": float(s.sigma), "units": self.n_units,
-                "parties": len(self.ledgers), "record_bound": float(self.record_bound),
-                "sampler": sampler_name(self.streams[0].sampler)}
-
-    def statement(self, unit: str, summary: str,
-                  relation: Relation = Relation.RECORD) -> PrivacyStatement:
-        """The guarantee of the releases, for `unit` (a sentence), under `relation`: record-level
-        for the streams alone; interactive when every released record's action came from
-        released information (`Billboard`)."""
-        plan = self.plan
-        return plan.statement(relation, unit, f"({plan.epsilon:g}, {plan.delta:g})-DP for "
-                              f"{unit}: {summary}", self.describe())
+        return {**super().describe(), "mechanism": type(s).__name__, "sigma": float(s.sigma),
+                "record_bound": float(self.record_bound), "sampler": sampler_name(s.sampler)}
 
 
-class RewardStreams:
+class RewardStreams(UnitStreams):
     """Per-unit reward-only continual releases (`mechanisms.RewardOnlyRelease`), one ledger
     per party, every unit released at every release of the schedule.
 
@@ -184,50 +210,33 @@ class RewardStreams:
     (public), and every unit releases at each.  Source: as `RewardOnlyRelease`.
     """
 
+    relation = Relation.INTERACTIVE
+
     def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
                  feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0),
                  failure: float = 0.05, records_per_round: int = 1,
                  changed_records: int = 1) -> None:
-        self.party_of = _party_of(parties)
-        n = self.party_of.size
-        self.dim, self.plan, self.schedule = dim, plan, plan.releases
+        super().__init__(parties, dim, plan, lambda: plan.reward_stream(
+            dim, feature_bound=feature_bound, reward_range=reward_range,
+            records_per_round=records_per_round, changed_records=changed_records))
+        n = self.n_units
         self.feature_bound = feature_bound
-        self.streams = [plan.reward_stream(dim, feature_bound=feature_bound,
-                                           reward_range=reward_range,
-                                           records_per_round=records_per_round,
-                                           changed_records=changed_records)
-                        for _ in range(n)]
         self._per_round = check_count("records_per_round", records_per_round)
-        self.ledgers = []
-        for p in range(len(parties)):
-            ledger = plan.ledger(f"party {p}")
-            ledger.charge(self.streams[0].event)  # each record meets one stream: charge once
-            self.ledgers.append(ledger)
         self._x = np.empty((64, dim))  # records since the last release, in arrival order
         self._y = np.empty(64)
         self._unit = np.empty(64, dtype=np.intp)
         self._pending = 0
         self.gram = np.zeros((n, dim, dim))   # released: exact Gram of each unit
         self.moments = np.zeros((n, dim))     # released: noisy sum y x of each unit
-        self.counts = np.zeros(n, dtype=np.int64)
         self.variance = 0.0                   # per-entry noise variance of every prefix
         self.releases = 0
-        self._pending_counts = np.zeros(n, dtype=np.int64)
         self.failure = failure / max(self.schedule.releases, 1)  # per release
-
-    @property
-    def n_units(self) -> int:
-        return self.party_of.size
 
     def pending(self, unit: int | None = None) -> int:
         """Records waiting for the next release (of `unit`, or of all units)."""
         if unit is None:
             return self._pending
         return int(self._pending_counts[unit])
-
-    def recorded(self, unit: int) -> int:
-        """Records `unit` has entered so far, released or waiting (public)."""
-        return int(self.counts[unit] + self._pending_counts[unit])
 
     def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str, **facts) -> None:
         """Keep the record (x, y) of a round whose action came from released data (`by`
@@ -274,9 +283,7 @@ class RewardStreams:
         if rewards.size != r or not 1 <= r <= self._per_round:
             raise config_error("features and rewards", (r, rewards.size),
                                f"as many rewards as records, 1 to {self._per_round}")
-        if active() is not None:
-            feeds(self.streams[unit].mechanism, unit=int(unit),
-                  party=int(self.party_of[unit]), **facts)
+        self._declare(unit, self.streams[unit].mechanism, facts)
         i = self._pending
         while i + r > self._y.size:
             self._x = np.concatenate((self._x, np.empty_like(self._x)))
@@ -308,18 +315,10 @@ class RewardStreams:
 
     def describe(self) -> dict:
         s = self.streams[0]
-        return {**self.schedule.describe(), "mechanism": type(s.mechanism).__name__,
+        return {**super().describe(), "mechanism": type(s.mechanism).__name__,
                 "release": "reward-only (public Gram)", "sigma": float(s.sigma),
-                "units": self.n_units, "parties": len(self.ledgers),
                 "feature_bound": float(self.feature_bound),
                 "l2_sensitivity": float(s.l2_sensitivity), "sampler": sampler_name(s.sampler)}
-
-    def statement(self, unit: str, summary: str,
-                  relation: Relation = Relation.INTERACTIVE) -> PrivacyStatement:
-        """The guarantee of the releases, for `unit` (a sentence)."""
-        plan = self.plan
-        return plan.statement(relation, unit, f"({plan.epsilon:g}, {plan.delta:g})-DP for "
-                              f"{unit}: {summary}", self.describe())
 
 
 def _party_of(parties: Sequence[np.ndarray]) -> np.ndarray:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..progress import Progress
 from ..protocol import Protocol
+from .progress import Progress
 
 
 @dataclass(frozen=True)

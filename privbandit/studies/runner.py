@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import BanditError, FolderBusyError, config_error
-from ..progress import Progress
 from ..registry import get_algorithm
+from ..runtime.progress import Progress
 from .spec import RunSpec, StudySpec
 
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privbandit.auditing.end_to_end import audit_config, differing_releases
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
 from privbandit.cascade.study import world_keywords
-from privbandit.endtoend import audit_config, differing_releases
 from privbandit.envs import seed001_environment
 from privbandit.errors import NormBoundError
 from privbandit.mechanisms.samplers import FAST

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from privbandit.accounting.statement import Relation
+from privbandit.auditing.end_to_end import FlippedReward, audit_config, marked
 from privbandit.audits.environment import audit_pairs
 from privbandit.cascade.released import CascadeReleasePlan, ReleasedSetCascade
 from privbandit.cascade.study import world_keywords
-from privbandit.endtoend import FlippedReward, audit_config, marked
 from privbandit.envs import seed001_environment
 from privbandit.errors import ConfigError, NormBoundError
 from privbandit.mechanisms.reward_only import PublicFeatures

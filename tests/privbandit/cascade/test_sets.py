@@ -6,11 +6,11 @@ from privbandit.cascade import fed_ind
 from privbandit.cascade.ceiling import CascadeClusterOracle
 from privbandit.cascade.sets import SetFederatedCascade, fedc3ucb_sets
 from privbandit.cascade.study import world_keywords
+from privbandit.clustering import SplitMergeClustering
 from privbandit.envs import seed001_environment
 from privbandit.errors import ConfigError
 from privbandit.registry import get_algorithm
 from privbandit.runtime import run
-from privbandit.splitmerge import SplitMergeClustering
 
 WORLD = {"users": 8, "clusters": 2, "dim": 4, "items": 20, "list_len": 3}
 

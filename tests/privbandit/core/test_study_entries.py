@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import privbandit.centralized  # noqa: F401  (registers the entries)
+import privbandit.studies.baselines  # noqa: F401  (registers the entries)
 from privbandit.envs import CascadeEnv, LinearUsersEnv
 from privbandit.envs.factory import make_environment
 from privbandit.errors import ConfigError

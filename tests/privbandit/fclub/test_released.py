@@ -6,14 +6,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from privbandit.audits.environment import audit_pairs
-from privbandit.endtoend import (
+from privbandit.auditing.end_to_end import (
     FlippedReward,
     audit_config,
     audit_entry,
     neighbour_pair,
     small_config,
 )
+from privbandit.audits.environment import audit_pairs
 from privbandit.errors import ConfigError
 from privbandit.fclub.released import ReleasedFederatedClub, ReleasedPlan
 from privbandit.registry import get_algorithm

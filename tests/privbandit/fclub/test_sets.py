@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
+from privbandit.clustering import SplitMergeClustering
 from privbandit.envs import seed000_environment
 from privbandit.fclub import FclubConfig, make_policy
 from privbandit.fclub.sets import SetFederatedClub
 from privbandit.kernels import cluster_mixing_rate
 from privbandit.runtime import run, seed_streams
-from privbandit.splitmerge import SplitMergeClustering
 
 from .test_algorithm import check_delayed_invariants
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from privbandit import registry
 from privbandit.accounting.errors import BudgetExceededError
-from privbandit.endtoend import audit_entry
+from privbandit.auditing.end_to_end import audit_entry
 from privbandit.envs.multi_agent_mab import MultiAgentBernoulliMAB
 from privbandit.errors import ConfigError
 from privbandit.runtime import run

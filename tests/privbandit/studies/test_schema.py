@@ -256,8 +256,8 @@ def test_declared_defaults_match_the_constructors():
     assert get_algorithm("cdp-fclub-dc+").defaults["resolution"] == RESOLUTION == 0.15
     _check_defaults("cdp-fclub-dc+", FclubConfig)
     _check_defaults("cdp-fedc3ucb-h+", IndependentCascadeUCB)
+    from privbandit.clustering import SplitMergeClustering
     from privbandit.fclub.sets import SetFederatedClub
-    from privbandit.splitmerge import SplitMergeClustering
 
     for cls in (FclubConfig, SplitMergeClustering, SetFederatedClub):
         _check_defaults("fclub-dc-sets", cls)

@@ -3,10 +3,7 @@ import numpy as np
 import pytest
 
 from privbandit import privacy
-from privbandit.audits import Claim
-from privbandit.audits.broken import NoiseScaleSampler
-from privbandit.audits.one_run import one_run_audit
-from privbandit.canaries import (
+from privbandit.auditing.canaries import (
     STREAMS,
     _Planted,
     anonymous_protocol,
@@ -14,7 +11,10 @@ from privbandit.canaries import (
     registry_cases,
     stream_protocol,
 )
-from privbandit.endtoend import setup, small_config
+from privbandit.auditing.end_to_end import setup, small_config
+from privbandit.audits import Claim
+from privbandit.audits.broken import NoiseScaleSampler
+from privbandit.audits.one_run import one_run_audit
 from privbandit.errors import ConfigError
 from privbandit.mechanisms.samplers import GRID
 

@@ -17,7 +17,7 @@ be undone globally.  Estimates are ridge solutions (reg I + V)^-1 b, where `reg`
 holds lam plus, for noisy statistics, the 2 rho shift of Definition 2.
 Users or local clusters with no data are never separated (count 0), as in the
 authors' code.  CDP-FCLUB-DC's detection="noise-aware" replaces both widths
-by tests that count the privacy noise (`privbandit.private.NoiseAwareClustering`):
+by tests that count the privacy noise (`clustering.NoiseAwareClustering`):
 an edge is deleted when the noisy estimates are proven different, and local
 clusters join only when they are consistent and the test had the power to
 tell them apart.  These functions run once per phase, never per round.
@@ -29,6 +29,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..kernels import UserGraph, club_confidence
+from .labels import by_first_appearance
 
 Partition = frozenset  # frozenset of global clusters, each a frozenset of local clusters
 
@@ -77,12 +78,6 @@ def merge_global(theta: np.ndarray, counts: np.ndarray, alpha2: float) -> np.nda
     close = gaps < alpha2 * (conf[:, None] + conf[None, :])
     _, labels = connected_components(csr_matrix(close), directed=False)
     return by_first_appearance(labels)
-
-
-def by_first_appearance(labels: np.ndarray) -> np.ndarray:
-    """The same partition labelled 0..m-1 in order of first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    return np.argsort(np.argsort(first))[inverse]
 
 
 def partition_of(members: list[np.ndarray], labels: np.ndarray) -> Partition:

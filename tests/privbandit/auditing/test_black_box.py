@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privbandit.endtoend import setup, small_config
+from privbandit.auditing.black_box import audit_entry_transcripts, sample_entry
+from privbandit.auditing.end_to_end import setup, small_config
 from privbandit.errors import ConfigError
 from privbandit.registry import get_algorithm
-from privbandit.transcripts import audit_entry_transcripts, sample_entry
 
 NAME = "cdp-fedc3ucb-h"
 
@@ -92,15 +92,15 @@ def first_rewards(name: str, config: dict, coins: int) -> np.ndarray:
 def test_worlds_that_draw_many_rewards_at_once_keep_them_when_the_coins_change(name):
     """The federated MAB's epoch sums and the anonymous aggregator's draws come from the
     round stream under the runner, so a sample's rewards are the seed's, whatever its coins."""
-    from privbandit.endtoend import small_config
+    from privbandit.auditing.end_to_end import small_config
 
     config = {**small_config(name, 1.0), "horizon": 3000 if name == "cdp-mab" else 2000}
     np.testing.assert_array_equal(first_rewards(name, config, 1), first_rewards(name, config, 2))
 
 
 def test_the_registry_black_box_audits_every_private_entry_and_says_what_it_can_see(capsys):
-    from privbandit.audit_command import _black_box
-    from privbandit.endtoend import AUDIT_SIZES
+    from privbandit.auditing.command import _black_box
+    from privbandit.auditing.end_to_end import AUDIT_SIZES
 
     failures: list[str] = []
     out = _black_box(8, 0, 0.95, failures)

@@ -52,8 +52,8 @@ from privbandit.audits.environment import (
 )
 from privbandit.mechanisms.tape import Entry, PublicValue, Tape, active, recording
 
-from .registry import get_algorithm
-from .runtime import play_setup, seed_int, seed_sequence, seed_streams
+from ..registry import get_algorithm
+from ..runtime import play_setup, seed_int, seed_sequence, seed_streams
 
 
 class FlippedReward:
@@ -368,7 +368,7 @@ DRAW_FLIPS = (0, 5)
 def small_config(name: str, epsilon: float, **params: Any) -> dict[str, Any]:
     """Entry `name` at its defaults (and `params`) on its default world, at its
     AUDIT_SIZES horizon."""
-    from .schema import defaults
+    from ..schema import defaults
 
     entry = get_algorithm(name)
     return {**entry.defaults, **params, "epsilon": epsilon, "horizon": AUDIT_SIZES[name],

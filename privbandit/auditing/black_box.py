@@ -7,7 +7,7 @@
 
 `sample(which, rng)` plays entry `name` once on its world (which = 0) or on
 the neighbour whose reward of round `at` moved to the other end of its range
-(which = 1, `privbandit.endtoend.FlippedReward`) and returns what other
+(which = 1, `privbandit.auditing.end_to_end.FlippedReward`) and returns what other
 parties receive: every release of the run, recorded through
 `privbandit.mechanisms.tape`, stamped with the round last observed when it
 left and with its channel (the releasing mechanism, numbered in order of
@@ -18,7 +18,7 @@ Worlds fixed, coins fresh: the world (hidden parameters) comes from `seed`'s
 "world" stream and the rounds (arrivals, contexts, reward draws) from its
 "rounds" stream in every sample; the protocol's "policy" stream (its coins
 and its mechanisms' noise) is a fresh one drawn from `rng`
-(`privbandit.endtoend.setup(..., coins=...)`).  Worlds that draw many
+(`privbandit.auditing.end_to_end.setup(..., coins=...)`).  Worlds that draw many
 rounds' rewards at once (the federated MAB's epochs, the anonymous
 aggregator's released rounds) draw them from the round stream too
 (`ContextFreeRounds.round_stream`), so their rewards stay fixed as well.
@@ -42,8 +42,8 @@ from privbandit.audits.report import AuditReport
 from privbandit.audits.transcript import Release, Transcript, audit_transcripts
 from privbandit.mechanisms.tape import Tape, recording
 
-from .endtoend import FlippedReward, claimed, marked, setup
-from .errors import config_error
+from ..errors import config_error
+from .end_to_end import FlippedReward, claimed, marked, setup
 
 
 def sample_entry(name: str, config: dict[str, Any], seed: Any, at: int, agent: int = 0):
@@ -78,7 +78,7 @@ def audit_registry_transcripts(n: int, *, epsilon: float = 1.0, seed: int = 3,
     the flipped round is released in about half the samples) at its BLACK_BOX_SIZES
     horizon, the flip of BLACK_BOX_FLIPS (default round 5), with its power on planted
     leaks of POWER_MULTIPLES times the claim (`power_line`)."""
-    from .endtoend import audit_config
+    from .end_to_end import audit_config
 
     out: dict[str, AuditReport] = {}
     streams = np.random.default_rng(rng).spawn(len(BLACK_BOX_SIZES))

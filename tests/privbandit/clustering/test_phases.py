@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from privbandit.fclub.detection import merge_global, partition_of, prune_local, ridge_estimates
+from privbandit.clustering.phases import merge_global, partition_of, prune_local, ridge_estimates
 from privbandit.kernels import UserGraph, club_confidence
 
 

@@ -70,11 +70,11 @@ from privbandit.mechanisms.streaming import ContinualRelease
 from privbandit.mechanisms.tape import Entry, PublicValue, Tape, recording
 from privbandit.mechanisms.tree import TreePrivatizer
 
-from .endtoend import setup, small_config
-from .errors import config_error
-from .fedmab.audit import EpochMeansTranscript
-from .privacy import resolve_sampler
-from .registry import SAFE_SAMPLER, algorithms
+from ..errors import config_error
+from ..fedmab.audit import EpochMeansTranscript
+from ..privacy import resolve_sampler
+from ..registry import SAFE_SAMPLER, algorithms
+from .end_to_end import setup, small_config
 
 FEDMAB = ("cdp-mab", "ddp-mab", "hdp-mab")
 ANONYMOUS = ("anonymous-base-laplace",)

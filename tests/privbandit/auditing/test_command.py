@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from privbandit import audit_command
+from privbandit.auditing import command as audit_command
 from privbandit.audits.controls import float_laplace, laplace_ignores_width
 
 
@@ -110,7 +110,7 @@ def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
 
 def test_end_to_end_audits_join_the_report_and_a_violation_fails(tmp_path, capsys,
                                                                  monkeypatch):
-    from privbandit import endtoend
+    from privbandit.auditing import end_to_end as endtoend
     from privbandit.audits.environment import EnvironmentAuditReport, PairFinding
 
     def fake(epsilon=1.0, seed=3):

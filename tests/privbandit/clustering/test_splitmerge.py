@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privbandit.accounting.errors import InvalidParameterError
+from privbandit.clustering import SplitMergeClustering
+from privbandit.clustering.phases import merge_global, ridge_estimates
 from privbandit.errors import ConfigError, ShapeError
-from privbandit.fclub.detection import merge_global, ridge_estimates
 from privbandit.kernels import cluster_error_rate, cluster_mixing_rate
 from privbandit.mechanisms.tape import PublicValue
-from privbandit.splitmerge import SplitMergeClustering
 
 D = 4
 
@@ -220,8 +220,8 @@ def test_required_power_is_the_noncentral_chi_square_at_the_miss():
 
 
 def test_set_clusters_start_detect_and_name_their_clusters():
+    from privbandit.clustering import SetClusters, phase_end
     from privbandit.mechanisms.tape import Tape, recording
-    from privbandit.splitmerge import SetClusters, phase_end
 
     rng = np.random.default_rng(6)
     truth = np.repeat([0, 1], 3)
@@ -249,7 +249,7 @@ def test_set_clusters_start_detect_and_name_their_clusters():
     ({"growth": 1.0}, "growth must be a finite number > 1"),
 ])
 def test_set_clusters_refuse_bad_settings_by_name(kwargs, match):
-    from privbandit.splitmerge import SetClusters
+    from privbandit.clustering import SetClusters
 
     with pytest.raises(ConfigError, match=match):
         SetClusters(SplitMergeClustering(D), 4, **kwargs)

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from privbandit.accounting.statement import Relation
-from privbandit.audits.environment import audit_pairs
-from privbandit.endtoend import (
+from privbandit.auditing.end_to_end import (
     AUDIT_WORLDS,
     DRAW_ENTRIES,
     FlippedReward,
@@ -25,6 +24,7 @@ from privbandit.endtoend import (
     neighbour_pair,
     small_config,
 )
+from privbandit.audits.environment import audit_pairs
 from privbandit.fclub.guarded import GuardedFederatedClub
 from privbandit.registry import algorithms, get_algorithm
 from privbandit.runtime import run
@@ -78,7 +78,7 @@ def test_the_paper_preset_reports_its_realised_sequence_guarantee():
 
 def _example():
     """examples/pair_loss.py: its record-level control (raw-driven records in the streams)."""
-    path = Path(__file__).resolve().parents[2] / "examples" / "pair_loss.py"
+    path = Path(__file__).resolve().parents[3] / "examples" / "pair_loss.py"
     spec = importlib.util.spec_from_file_location("pair_loss_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -91,7 +91,7 @@ def test_the_pages_pair_loss_table_is_what_the_code_prints_and_its_control_is_ca
     shared rounds move their own record only and its local round nothing."""
     module = _example()
     text, reports = module.table(*module.TABLE)
-    page = Path(__file__).resolve().parents[2] / "docs" / "privacy_relations.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "privacy_relations.md"
     assert text in page.read_text(encoding="utf-8")
     control = reports[module.ROWS[0][0]]
     assert control.verdict == "violation" and control.worst.differing > 1

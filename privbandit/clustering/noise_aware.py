@@ -1,9 +1,11 @@
 """Cluster detection that the privacy noise cannot fool: units join only on enough evidence.
 
-Each unit (a user, an agent) has privatized statistics (`estimates` explains the
-model); its ridge estimate theta_u has spread Sigma_u = R^2 M_u^-1 + privacy
-terms (`NoisyRidge.covariance`), which includes the known noise variance.  Two
-units are linked when both hold:
+Each unit (a user, an agent) has privatized statistics; its ridge estimate
+theta_u = M_u^-1 b_u has a spread Sigma_u that includes the known noise
+variance, both given by the caller's ridge arithmetic (`RidgeSpread`:
+`private.NoisyRidge` for fully noised statistics, `private.RewardNoiseRidge`
+for an exact Gram matrix beside noisy moments).  Two units are linked when
+both hold:
 
 1. consistency: T^2 = D^T (Sigma_a + Sigma_b)^-1 D <= chi2_d(level), D = theta_a - theta_b
    (a Hotelling-type test whose widths include the privacy noise);
@@ -19,8 +21,8 @@ units are linked when both hold:
 While noise dominates, (2) fails and units stay apart: each party keeps acting
 alone (CLUB's rule, which deletes edges only on proof of difference, would
 instead pool everything the noise hides).  Clusters are cliques of links
-(complete linkage, built greedily from the best-connected unit), so one
-ambiguous pair cannot chain two clusters together.  The converse test,
+(complete linkage, built greedily from the best-connected unit, `clique_labels`),
+so one ambiguous pair cannot chain two clusters together.  The converse test,
 `differs` (consistency rejected: T^2 > chi2_d(level)), proves two units
 different with the noise counted, for rules that split on proof.  Everything is computed
 from released statistics, so the partition is post-processing -- and public: inside an
@@ -31,6 +33,7 @@ forced transcript is reported as an unbounded loss.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from scipy.optimize import brentq
@@ -40,14 +43,26 @@ from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.tape import PublicValue
 
 from ..validation import check_probability
-from .estimates import NoisyRidge
+from .labels import clique_labels
+
+
+class RidgeSpread(Protocol):
+    """The ridge arithmetic the tests read: `dim`, and `spread(gram, variance)` -> (M,
+    M^-1, Sigma) for one unit's Gram block (d, d) whose statistics carry noise of per-entry
+    variance `variance`: the regularised matrix of the unit's estimate theta = M^-1 b,
+    its inverse, and the spread (d, d) of theta, the noise included."""
+
+    dim: int
+
+    def spread(self, gram: np.ndarray, variance: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 @dataclass(frozen=True)
 class NoiseAwareClustering:
     """Partition units from their privatized statistics; see the module docstring."""
 
-    ridge: NoisyRidge
+    ridge: RidgeSpread
     resolution: float = 0.2
     level: float = 0.99
     miss: float = 1e-3
@@ -69,14 +84,11 @@ class NoiseAwareClustering:
     def estimates(self, stats: np.ndarray, variances: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(theta (n, d), spread (n, d, d), M (n, d, d)) of each unit's statistics (n, d+1, d+1)."""
-        d, r = self.ridge.dim, self.ridge
-        gram = stats[:, :d, :d]
-        shifts = np.array([r.shift(g, v, margin=0.5) for g, v in zip(gram, variances, strict=True)])
-        matrix = gram + (r.lam + shifts)[:, None, None] * np.eye(d)
-        inverse = np.linalg.inv(matrix)
+        d = self.ridge.dim
+        parts = [self.ridge.spread(g, v) for g, v in zip(stats[:, :d, :d], variances,
+                                                          strict=True)]
+        matrix, inverse, spread = (np.stack(p) for p in zip(*parts, strict=True))
         theta = np.einsum("nij,nj->ni", inverse, stats[:, :d, d])
-        spread = np.stack([r.covariance(inv, v, c)
-                           for inv, v, c in zip(inverse, variances, shifts, strict=True)])
         return theta, spread, matrix
 
     def _pairs(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray
@@ -123,21 +135,3 @@ def _symmetric(n: int, i: np.ndarray, j: np.ndarray, diagonal: bool) -> np.ndarr
     out = np.eye(n, dtype=bool) if diagonal else np.zeros((n, n), dtype=bool)
     out[i, j] = out[j, i] = True
     return out
-
-
-def clique_labels(links: np.ndarray) -> np.ndarray:
-    """Greedy complete-linkage partition: each unit, best-connected first, joins the first
-    group it is linked to entirely.  Returns the smallest member of each unit's group."""
-    n = links.shape[0]
-    groups: list[list[int]] = []
-    for u in np.argsort(-links.sum(axis=1), kind="stable"):
-        for group in groups:
-            if links[u, group].all():
-                group.append(int(u))
-                break
-        else:
-            groups.append([int(u)])
-    labels = np.empty(n, dtype=np.int64)
-    for group in groups:
-        labels[group] = min(group)
-    return labels

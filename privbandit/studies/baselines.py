@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .envs.factory import ENVIRONMENT, keys_read, world_from
-from .policies import CLUB, SCLUB, LinTS, LinUCB, Policy
-from .registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
-from .runtime import Setup
-from .schema import Param
+from ..envs.factory import ENVIRONMENT, keys_read, world_from
+from ..policies import CLUB, SCLUB, LinTS, LinUCB, Policy
+from ..registry import _REGISTRY, AlgorithmEntry, radius_params, register_algorithm
+from ..runtime import Setup
+from ..schema import Param
 
 _RESERVED = ("horizon", "environment")
 

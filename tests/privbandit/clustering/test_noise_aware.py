@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from privbandit.clustering import NoiseAwareClustering, clique_labels
 from privbandit.errors import ConfigError
-from privbandit.private import NoiseAwareClustering, NoisyRidge, clique_labels
+from privbandit.private import NoisyRidge
 
 D = 5
 

@@ -77,15 +77,9 @@ from scipy.stats import chi2, ncx2
 from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
 from privbandit.mechanisms.tape import PublicValue
 
-from .errors import ShapeError, config_error
-from .validation import check_dim
-
-
-def _level(name: str, value: object) -> float:
-    x = check_positive(name, value)
-    if not x < 1.0:
-        raise config_error(name, value, "a probability in (0, 1)")
-    return x
+from ..errors import ShapeError, config_error
+from ..validation import check_dim, check_probability
+from .labels import by_first_appearance
 
 
 class Partition(NamedTuple):
@@ -133,8 +127,8 @@ class SplitMergeClustering:
         set_(self, "lam", check_positive("lam", self.lam))
         set_(self, "noise_scale", check_positive("noise_scale", self.noise_scale))
         set_(self, "theta_bound", check_nonnegative("theta_bound", self.theta_bound))
-        set_(self, "merge_level", _level("merge_level", self.merge_level))
-        set_(self, "split_level", _level("split_level", self.split_level))
+        set_(self, "merge_level", check_probability("merge_level", self.merge_level))
+        set_(self, "split_level", check_probability("split_level", self.split_level))
         if self.split_level < self.merge_level:
             raise config_error("split_level", self.split_level,
                                f"at least merge_level = {self.merge_level} (a cut that the "
@@ -144,7 +138,7 @@ class SplitMergeClustering:
         set_(self, "simulations", check_count("simulations", self.simulations, minimum=0))
         if self.resolution is not None:
             set_(self, "resolution", check_positive("resolution", self.resolution))
-        set_(self, "miss", _level("miss", self.miss))
+        set_(self, "miss", check_probability("miss", self.miss))
 
     @property
     def merge_threshold(self) -> float:
@@ -258,7 +252,7 @@ class SplitMergeClustering:
         labels, merges = self._merge(stats, labels, counts)
         labels, again = self._move_blocks(stats, labels, blocks)
         labels, more = self._move(stats, labels)
-        return Partition(_first_appearance(labels), unit_moves + more, block_moves + again,
+        return Partition(by_first_appearance(labels), unit_moves + more, block_moves + again,
                          splits, merges)
 
     def _checked(self, gram, moments, labels, blocks, variance):
@@ -285,7 +279,7 @@ class SplitMergeClustering:
             raise config_error("variance", variance, "finite variances >= 0")
         if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(moments))):
             raise config_error("gram and moments", "non-finite values", "finite statistics")
-        return gram, moments, _first_appearance(labels), blocks, variance
+        return gram, moments, by_first_appearance(labels), blocks, variance
 
     def _counts(self, counts, n: int) -> np.ndarray | None:
         if counts is None:
@@ -322,7 +316,7 @@ class SplitMergeClustering:
             return labels, 0
         out = labels.copy()
         out[move] = best[move]
-        return _first_appearance(out), int(move.sum())
+        return by_first_appearance(out), int(move.sum())
 
     def _move_blocks(self, stats, labels, blocks) -> tuple[np.ndarray, int]:
         """Step 1 for blocks (the units of one block in one cluster move together), until no
@@ -340,7 +334,7 @@ class SplitMergeClustering:
             if not count:
                 break
             moved += count
-            labels = _first_appearance(new[which])
+            labels = by_first_appearance(new[which])
         return labels, moved
 
     def _split(self, stats, labels, blocks, rng) -> tuple[np.ndarray, int]:
@@ -357,7 +351,7 @@ class SplitMergeClustering:
             todo += [cluster, fresh]
             fresh += 1
             splits += 1
-        return _first_appearance(labels), splits
+        return by_first_appearance(labels), splits
 
     def _cut(self, stats, blocks, rng) -> np.ndarray | None:
         """The units (bool mask) of the second half of a significant cut, or None."""
@@ -424,7 +418,8 @@ class SplitMergeClustering:
         data sets drawn from the pooled model (moments ~ N(G theta, R^2 G + v I) per
         part; Satterthwaite's two-moment fit).  The best cut of k parts is a maximum
         over many cuts: skewed like a chi-square for few parts, far tighter and shifted
-        for many, which the fitted nu follows (tests/privbandit/test_splitmerge.py)."""
+        for many, which the fitted nu follows
+        (tests/privbandit/clustering/test_splitmerge.py)."""
         gram, _, variance = parts
         theta, _ = self.estimates(*(p.sum(axis=0) for p in parts))
         mean = gram @ theta
@@ -475,7 +470,7 @@ class SplitMergeClustering:
             others = others[others != i]
             table[i, others] = table[others, i] = statistic(i, others)
             merges += 1
-        return _first_appearance(labels), merges
+        return by_first_appearance(labels), merges
 
 
 STARTS = ("together", "alone")
@@ -559,9 +554,3 @@ def _pool(labels: np.ndarray, stats: tuple[np.ndarray, ...]) -> tuple[np.ndarray
         np.add.at(total, labels, s)
         out.append(total)
     return tuple(out)
-
-
-def _first_appearance(labels: np.ndarray) -> np.ndarray:
-    """The same partition labelled 0..m-1 in order of first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    return np.argsort(np.argsort(first))[inverse.ravel()]

@@ -17,8 +17,8 @@ names the kinds in violation (distributional: the mathematics;
 floating-point: the sampler); `--distributional-only` searches the first
 kind only.  `--end-to-end` adds the white-box audits of every private
 algorithm on neighbouring environments, `--black-box N` the sampled-transcript
-ones (`privbandit.transcripts`).  `--one-run` audits the registry's private
-algorithms in one run each with canaries instead (`privbandit.canaries`,
+ones (`privbandit.auditing.black_box`).  `--one-run` audits the registry's private
+algorithms in one run each with canaries instead (`privbandit.auditing.canaries`,
 small sizes, seconds).
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "reachability); float controls are then expected consistent")
     p.add_argument("--one-run", action="store_true",
                    help="instead of the suite, audit the registry's private algorithms in one "
-                        "run each (canaries, small sizes; privbandit.canaries)")
+                        "run each (canaries, small sizes; privbandit.auditing.canaries)")
     p.set_defaults(func=run)
     return p
 
@@ -109,7 +109,7 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
     """Forced-replay audits of the registry's private algorithms; a violated interactive
     claim is a failure, and so is an audit in which no flip touched a release
     (inconclusive: it tested nothing)."""
-    from privbandit.endtoend import audit_registry
+    from privbandit.auditing.end_to_end import audit_registry
 
     out = {}
     for name, report in audit_registry().items():
@@ -130,7 +130,7 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
 def _black_box(n: int, seed: int, confidence: float, failures: list[str]) -> dict[str, Any]:
     """Sampled-transcript audits of the registry's private algorithms, each with its power on
     planted leaks at its size; a violated interactive claim is a failure."""
-    from privbandit.transcripts import audit_registry_transcripts, power_line
+    from privbandit.auditing.black_box import audit_registry_transcripts, power_line
 
     out: dict[str, Any] = {}
     for name, report in audit_registry_transcripts(n, rng=seed, confidence=confidence).items():
@@ -145,8 +145,8 @@ def _black_box(n: int, seed: int, confidence: float, failures: list[str]) -> dic
 
 def run_one_run(args: argparse.Namespace) -> int:
     """One-run audits of the registry's private algorithms; 0 unless one is refuted."""
+    from privbandit.auditing.canaries import registry_cases
     from privbandit.audits.one_run import format_one_run_table, one_run_audit
-    from privbandit.canaries import registry_cases
 
     cases = registry_cases()
     streams = np.random.default_rng(args.seed).spawn(len(cases))

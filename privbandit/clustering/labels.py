@@ -1,0 +1,29 @@
+"""Partitions as label arrays: canonical labels, and cliques of a link matrix."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def by_first_appearance(labels: np.ndarray) -> np.ndarray:
+    """The same partition labelled 0..m-1 in order of first appearance."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse.ravel()]
+
+
+def clique_labels(links: np.ndarray) -> np.ndarray:
+    """Greedy complete-linkage partition of an (n, n) bool link matrix: each unit,
+    best-connected first, joins the first group it is linked to entirely.  Returns the
+    smallest member of each unit's group."""
+    n = links.shape[0]
+    groups: list[list[int]] = []
+    for u in np.argsort(-links.sum(axis=1), kind="stable"):
+        for group in groups:
+            if links[u, group].all():
+                group.append(int(u))
+                break
+        else:
+            groups.append([int(u)])
+    labels = np.empty(n, dtype=np.int64)
+    for group in groups:
+        labels[group] = min(group)
+    return labels
