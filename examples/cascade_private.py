@@ -14,17 +14,21 @@ cascade_synthetic.py).  For each number of clusters J (--clusters, default
   epsilon of --epsilons (records "displayed"), with records "first" at
   epsilon 4, and at epsilon 10^6 (a measuring device: noise negligible, so
   what remains is lag, estimator and detection); CDP-FedC3UCB-H and the
-  guarded CDP-FedC3UCB-H+ at epsilon 4.
+  guarded CDP-FedC3UCB-H+ at epsilon 4; and a yardstick run beside the study on
+  the same seeds, `KnownClusters` (cdp-fedc3ucb-sets at epsilon 4 told the true
+  clusters: what the noise costs with perfect detection).
 
 Prints, per (J, T), each entry's mean (sd) final regret, its ratio to FedInd
 with Fieller's 95% interval, the paired difference to FedInd with its t
 interval and where it lies (below / no / above 0), FGR = (FedInd - entry) /
-(FedInd - oracle) with Fieller's interval, the final cluster error and the
-communication; then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
+(FedInd - oracle) with Fieller's interval, the final cluster error, the
+communication (messages) and the round from which the detected clusters stay the
+true ones (the latest over seeds); then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
 `sets` (fedc3ucb-sets), `h` (fedc3ucb-h) or `private_<record>_eps<e>`,
 figure `over_fedind`, `vs_fedind` (below / no / above), `fgr` (with `_low`,
-`_high`), and `private_<record>_eps<e>_over_sets_J<J>_T<T>` (with its
-interval).
+`_high`), `exact_from`, `known_clusters_eps4_T<T>` and `detection_cost_eps4_T<T>` (the
+entry minus the yardstick, paired, with `_low`, `_high`), and
+`private_<record>_eps<e>_over_sets_J<J>_T<T>` (with its interval).
 
 Usage: python examples/cascade_private.py [--horizons 131071 1000000] [--seeds 5]
        [--long-seeds 2] [--clusters 10 5] [--epsilons 1 4 16 64] [--workers 2]
@@ -36,7 +40,12 @@ import argparse
 import math
 from pathlib import Path
 
-from privbandit.studies.paired import compare
+import numpy as np
+
+from privbandit.cascade import ReleasedSetCascade
+from privbandit.registry import get_algorithm
+from privbandit.runtime import Setup, play_setup, seed_streams
+from privbandit.studies.paired import compare, mean_interval
 from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 from privbandit.studies.summary import summary_rows
@@ -46,6 +55,46 @@ BASE_SEED = 2024
 SHORT, LONG = 131_071, 1_000_000
 ALONE, ORACLE, SETS, PAPER = "FedInd", "oracle", "fedc3ucb-sets", "FedC3UCB-H"
 NO_NOISE = 1e6  # epsilon of the measuring rung: the noise is negligible there
+
+
+class KnownClusters(ReleasedSetCascade):
+    """A yardstick, NOT an algorithm: cdp-fedc3ucb-sets told the TRUE clusters (the hidden
+    ones) instead of detecting them -- the same releases, models and noise, so its regret
+    is what the noise costs once detection is perfect."""
+
+    def __init__(self, *args, truth: np.ndarray, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.truth = np.asarray(truth)
+
+    def _detect(self) -> np.ndarray:
+        return self.truth
+
+
+def known_clusters(records: list[dict], setting: dict, horizon: int, epsilon: float
+                   ) -> dict[str, object]:
+    """Run the KnownClusters rung on the seeds of the study's private entry at `epsilon` and
+    print it against the entry (paired)."""
+    label = private_label("displayed", epsilon)
+    entry = {r["run"]["seed_index"]: r["final_regret"] for r in records
+             if r["run"]["label"] == label}
+    config = {"horizon": horizon, "environment": setting, "epsilon": epsilon}
+    known = {}
+    for index in sorted(entry):
+        seed = np.random.SeedSequence(BASE_SEED, spawn_key=(index,))
+        streams = seed_streams(seed)
+        built = get_algorithm("cdp-fedc3ucb-sets").setup(config, seed, streams)
+        p = built.protocol
+        rung = KnownClusters(p.dim, p.n_users, p.n_items, p.list_len, horizon, p.plan,
+                             detection=p.sets.clustering, truth=built.env.true_clusters())
+        known[index] = play_setup(Setup(rung, built.env, horizon), streams).total_regret
+    diff = mean_interval([entry[i] - known[i] for i in known])
+    mean = float(np.mean(list(known.values())))
+    print(f"known clusters (yardstick), epsilon {epsilon:g}: {mean:.1f} "
+          f"({np.std(list(known.values()), ddof=1):.1f}); the entry minus it: {diff[0]:+.1f} "
+          f"{_interval(diff[1], diff[2], '+.1f')} (what detecting the clusters costs)")
+    tag = f"eps{epsilon:g}_T{horizon}"
+    return {f"known_clusters_{tag}": mean, f"detection_cost_{tag}": diff[0],
+            f"detection_cost_low_{tag}": diff[1], f"detection_cost_high_{tag}": diff[2]}
 
 
 def private_label(record: str, epsilon: float) -> str:
@@ -81,6 +130,21 @@ def _key(label: str) -> str:
     return label.lower().replace("cdp-sets-", "private_").replace("-", "_").replace("+", "plus")
 
 
+def exact_from(records: list[dict], label: str) -> float:
+    """The latest round, over the label's seeds, from which the detected clusters stay the
+    true ones (inf: not by the end)."""
+    latest = 0.0
+    for r in records:
+        if r["run"]["label"] != label:
+            continue
+        error, rounds = np.asarray(r["cluster_error"]), np.asarray(r["cluster_error_rounds"])
+        wrong = np.flatnonzero(error > 0)
+        if wrong.size == error.size or error.size == 0:
+            return math.inf
+        latest = max(latest, 0.0 if wrong.size == 0 else float(rounds[wrong[-1] + 1]))
+    return latest
+
+
 def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, object]:
     """Print one (J, T) table and return its key figures."""
     rows = {r["label"]: r for r in summary_rows(records)}
@@ -90,7 +154,8 @@ def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, objec
     print(f"FedInd {alone['regret_mean']:.1f} ({alone['regret_sd']:.1f}), oracle "
           f"{oracle['regret_mean']:.1f} ({oracle['regret_sd']:.1f})")
     print(f"{'entry':26s} {'regret (sd)':>17s} {'/ FedInd [95%]':>24s} "
-          f"{'- FedInd [95%]':>27s} {'sig':>5s} {'FGR [95%]':>24s} {'err':>5s} {'comm':>7s}")
+          f"{'- FedInd [95%]':>27s} {'sig':>5s} {'FGR [95%]':>24s} {'err':>5s} {'comm':>7s} "
+          f"{'exact from':>10s}")
     out: dict[str, object] = {f"fedind_{tag}": alone["regret_mean"],
                               f"oracle_{tag}": oracle["regret_mean"]}
     for label, row in rows.items():
@@ -102,17 +167,23 @@ def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, objec
               f"{_interval(p.ratio_low, p.ratio_high, '.3f'):>17} {p.diff:+9.1f} "
               f"{_interval(p.diff_low, p.diff_high, '+.1f'):>17} {p.significant:>5s} "
               f"{p.fgr:+6.0%} {_interval(p.fgr_low, p.fgr_high, '+.0%'):>17} "
-              f"{err if err == '' else f'{err:.2f}':>5} {row['comm_messages_mean']:7.0f}")
+              f"{err if err == '' else f'{err:.2f}':>5} {row['comm_messages_mean']:7.0f} "
+              f"{exact_from(records, label):10.0f}")
         key = _key(label)
         out.update({f"{key}_over_fedind_{tag}": p.ratio, f"{key}_vs_fedind_{tag}": p.significant,
                     f"{key}_fgr_{tag}": p.fgr, f"{key}_fgr_low_{tag}": p.fgr_low,
-                    f"{key}_fgr_high_{tag}": p.fgr_high})
+                    f"{key}_fgr_high_{tag}": p.fgr_high,
+                    f"{key}_exact_from_{tag}": exact_from(records, label)})
         if key.startswith("private") and SETS in rows:
             (q,) = compare(records, label, SETS)
             out.update({f"{key}_over_sets_{tag}": q.ratio,
                         f"{key}_over_sets_low_{tag}": q.ratio_low,
                         f"{key}_over_sets_high_{tag}": q.ratio_high})
     return out
+
+
+def spec_setting(setting: dict, clusters: int) -> dict:
+    return {**setting, "clusters": clusters}
 
 
 def main() -> None:
@@ -139,11 +210,14 @@ def main() -> None:
                 "name": f"cascade-J{clusters}-T{horizon}", "horizon": horizon,
                 "seeds": args.long_seeds if horizon >= LONG else args.seeds,
                 "base_seed": BASE_SEED, "max_points": 300,
-                "environment": {**setting, "clusters": clusters},
+                "environment": spec_setting(setting, clusters),
                 "algorithm": algorithms(horizon, clusters, args.epsilons, private)})
             records = run_study(spec, args.out / spec.name, workers=args.workers,
                                 progress=True).records
             found.update(figures(records, clusters, horizon))
+            if private:
+                found.update(known_clusters(records, spec_setting(setting, clusters), horizon,
+                                            4.0))
     for key, value in found.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 

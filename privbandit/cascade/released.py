@@ -71,7 +71,7 @@ from privbandit.accounting.validation import check_positive
 from privbandit.mechanisms.reward_only import PublicFeatures
 from privbandit.mechanisms.tape import PublicValue
 
-from ..clustering import SetClusters, SplitMergeClustering
+from ..clustering import SetClusters, SplitMergeClustering, by_smallest_member
 from ..comm import DOWNLOAD, UPLOAD, CommLog
 from ..errors import RewardError, ShapeError, config_error
 from ..private import (
@@ -222,14 +222,25 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
 
     def _release(self, t: int) -> None:
         """Every agent's stream steps; the server detects and rebuilds the models."""
-        st = self.streams
-        st.release(self._noise_rng)
+        self.streams.release(self._noise_rng)
         n = self.n_users
         self._comm.record(UPLOAD, n, n * self._msg, round=t)
+        self._models(self._detect())
+        self._comm.record(DOWNLOAD, n, n * self._msg, round=t)
+
+    def _detect(self) -> np.ndarray:
+        """The agents' clusters after a release (n,): split/merge on the released
+        statistics, the moments' noise variance counted."""
+        st = self.streams
         self.sets.detect(st.gram, st.moments, self._bootstrap,
-                         variance=np.full(n, st.variance), counts=st.counts)
-        self.labels = self.sets.named()
-        _, self._rows = np.unique(self.sets.labels, return_inverse=True)
+                         variance=np.full(self.n_users, st.variance), counts=st.counts)
+        return self.sets.labels
+
+    def _models(self, labels: np.ndarray) -> None:
+        """Each cluster's model from its members' latest releases."""
+        st = self.streams
+        self.labels = by_smallest_member(labels)
+        _, self._rows = np.unique(labels, return_inverse=True)
         groups = [np.flatnonzero(self._rows == k) for k in range(int(self._rows.max()) + 1)]
         self._merged = np.array([groups[k].size > 1 for k in self._rows])
         m, d = len(groups), self.dim
@@ -241,7 +252,6 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
                                      st.noise_bound(members.size, self._failure))
             self.model_inv[k], self.model_theta[k] = model.inverse, model.theta
             self.model_noise[k] = model.noise_bound
-        self._comm.record(DOWNLOAD, n, n * self._msg, round=t)
 
     # -- reporting ---------------------------------------------------------------------
     def privacy(self) -> PrivacyStatement:

@@ -11,16 +11,18 @@
   `differs`; it reads the caller's ridge arithmetic through `RidgeSpread`;
 - `phases`: seed 000's phase-based detection (local edge deletion, global
   merge) and the partition as a set of sets;
-- `labels`: canonical labels (`by_first_appearance`) and `clique_labels`.
+- `labels`: canonical labels (`by_first_appearance`, `by_smallest_member`) and
+  `clique_labels`.
 
 Every rule reads statistics only: fed released statistics, the partition is
 post-processing of the releases.
 """
-from .labels import by_first_appearance, clique_labels
+from .labels import by_first_appearance, by_smallest_member, clique_labels
 from .noise_aware import NoiseAwareClustering, RidgeSpread
 from .phases import delete_far, merge_global, partition_of, prune_local, ridge_estimates
 from .splitmerge import Partition, SetClusters, SplitMergeClustering, phase_end
 
 __all__ = ["NoiseAwareClustering", "Partition", "RidgeSpread", "SetClusters",
-           "SplitMergeClustering", "by_first_appearance", "clique_labels", "delete_far",
-           "merge_global", "partition_of", "phase_end", "prune_local", "ridge_estimates"]
+           "SplitMergeClustering", "by_first_appearance", "by_smallest_member", "clique_labels",
+           "delete_far", "merge_global", "partition_of", "phase_end", "prune_local",
+           "ridge_estimates"]

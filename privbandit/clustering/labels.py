@@ -10,6 +10,16 @@ def by_first_appearance(labels: np.ndarray) -> np.ndarray:
     return np.argsort(np.argsort(first))[inverse.ravel()]
 
 
+def by_smallest_member(labels: np.ndarray) -> np.ndarray:
+    """The same partition, each unit's cluster named by its smallest unit (the convention of
+    `cluster_labels()`): labels (n,) of any integers."""
+    _, index = np.unique(labels, return_inverse=True)
+    index = index.ravel()
+    smallest = np.full(int(index.max()) + 1, index.size)
+    np.minimum.at(smallest, index, np.arange(index.size))
+    return smallest[index]
+
+
 def clique_labels(links: np.ndarray) -> np.ndarray:
     """Greedy complete-linkage partition of an (n, n) bool link matrix: each unit,
     best-connected first, joins the first group it is linked to entirely.  Returns the

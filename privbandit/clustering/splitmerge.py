@@ -79,7 +79,7 @@ from privbandit.mechanisms.tape import PublicValue
 
 from ..errors import ShapeError, config_error
 from ..validation import check_dim, check_probability
-from .labels import by_first_appearance
+from .labels import by_first_appearance, by_smallest_member
 
 
 class Partition(NamedTuple):
@@ -540,9 +540,7 @@ class SetClusters:
 
     def named(self) -> np.ndarray:
         """Each unit's cluster named by its smallest unit (`cluster_labels`' convention)."""
-        smallest = np.full(int(self.labels.max()) + 1, self.labels.size)
-        np.minimum.at(smallest, self.labels, np.arange(self.labels.size))
-        return smallest[self.labels]
+        return by_smallest_member(self.labels)
 
 
 def _pool(labels: np.ndarray, stats: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
