@@ -22,17 +22,22 @@ Prints, per (J, T), each entry's mean (sd) final regret, its ratio to FedInd
 with Fieller's 95% interval, the paired difference to FedInd with its t
 interval and where it lies (below / no / above 0), FGR = (FedInd - entry) /
 (FedInd - oracle) with Fieller's interval, the final cluster error, the
-communication (messages) and the round from which the detected clusters stay the
-true ones (the latest over seeds); then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
+communication (messages), the round at which the detected clusters are first the
+true ones (the latest over seeds) and the share of later checkpoints at which they
+still are (the worst seed's); then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
 `sets` (fedc3ucb-sets), `h` (fedc3ucb-h) or `private_<record>_eps<e>`,
 figure `over_fedind`, `vs_fedind` (below / no / above), `fgr` (with `_low`,
-`_high`), `exact_from`, `known_clusters_eps4_T<T>` and `detection_cost_eps4_T<T>` (the
-entry minus the yardstick, paired, with `_low`, `_high`), and
+`_high`), `clusters_found_at`, `clusters_kept`, `known_clusters_eps4_T<T>` and
+`detection_cost_eps4_T<T>` (the entry minus the yardstick, paired, with `_low`,
+`_high`), and
 `private_<record>_eps<e>_over_sets_J<J>_T<T>` (with its interval).
 
+With --resolutions, first a sweep of fedc3ucb-sets' merge resolution at the
+first horizon (--long-seeds seeds; `sweep_r<r>_fgr_J<J>_T<T>` lines).
+
 Usage: python examples/cascade_private.py [--horizons 131071 1000000] [--seeds 5]
-       [--long-seeds 2] [--clusters 10 5] [--epsilons 1 4 16 64] [--workers 2]
-       [--out cascade_results] [--smoke]
+       [--long-seeds 2] [--clusters 10 5] [--epsilons 1 4 16 64]
+       [--resolutions 0.2 0.25 0.3] [--workers 2] [--out cascade_results] [--smoke]
 """
 from __future__ import annotations
 
@@ -130,19 +135,21 @@ def _key(label: str) -> str:
     return label.lower().replace("cdp-sets-", "private_").replace("-", "_").replace("+", "plus")
 
 
-def exact_from(records: list[dict], label: str) -> float:
-    """The latest round, over the label's seeds, from which the detected clusters stay the
-    true ones (inf: not by the end)."""
-    latest = 0.0
+def found_at(records: list[dict], label: str) -> tuple[float, float]:
+    """(the latest round, over the label's seeds, at which the detected clusters are first
+    the true ones -- inf if never --, and the share of the later checkpoints at which
+    they still are, the worst seed's)."""
+    latest, kept = 0.0, 1.0
     for r in records:
         if r["run"]["label"] != label:
             continue
         error, rounds = np.asarray(r["cluster_error"]), np.asarray(r["cluster_error_rounds"])
-        wrong = np.flatnonzero(error > 0)
-        if wrong.size == error.size or error.size == 0:
-            return math.inf
-        latest = max(latest, 0.0 if wrong.size == 0 else float(rounds[wrong[-1] + 1]))
-    return latest
+        exact = np.flatnonzero(error == 0)
+        if exact.size == 0:
+            return math.inf, 0.0
+        latest = max(latest, float(rounds[exact[0]]))
+        kept = min(kept, float(np.mean(error[exact[0]:] == 0)))
+    return latest, kept
 
 
 def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, object]:
@@ -155,7 +162,7 @@ def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, objec
           f"{oracle['regret_mean']:.1f} ({oracle['regret_sd']:.1f})")
     print(f"{'entry':26s} {'regret (sd)':>17s} {'/ FedInd [95%]':>24s} "
           f"{'- FedInd [95%]':>27s} {'sig':>5s} {'FGR [95%]':>24s} {'err':>5s} {'comm':>7s} "
-          f"{'exact from':>10s}")
+          f"{'found at':>9s} {'kept':>5s}")
     out: dict[str, object] = {f"fedind_{tag}": alone["regret_mean"],
                               f"oracle_{tag}": oracle["regret_mean"]}
     for label, row in rows.items():
@@ -168,18 +175,44 @@ def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, objec
               f"{_interval(p.diff_low, p.diff_high, '+.1f'):>17} {p.significant:>5s} "
               f"{p.fgr:+6.0%} {_interval(p.fgr_low, p.fgr_high, '+.0%'):>17} "
               f"{err if err == '' else f'{err:.2f}':>5} {row['comm_messages_mean']:7.0f} "
-              f"{exact_from(records, label):10.0f}")
+              f"{found_at(records, label)[0]:9.0f} {found_at(records, label)[1]:5.0%}")
         key = _key(label)
         out.update({f"{key}_over_fedind_{tag}": p.ratio, f"{key}_vs_fedind_{tag}": p.significant,
                     f"{key}_fgr_{tag}": p.fgr, f"{key}_fgr_low_{tag}": p.fgr_low,
                     f"{key}_fgr_high_{tag}": p.fgr_high,
-                    f"{key}_exact_from_{tag}": exact_from(records, label)})
+                    f"{key}_clusters_found_at_{tag}": found_at(records, label)[0],
+                    f"{key}_clusters_kept_{tag}": found_at(records, label)[1]})
         if key.startswith("private") and SETS in rows:
             (q,) = compare(records, label, SETS)
             out.update({f"{key}_over_sets_{tag}": q.ratio,
                         f"{key}_over_sets_low_{tag}": q.ratio_low,
                         f"{key}_over_sets_high_{tag}": q.ratio_high})
     return out
+
+
+def resolution_sweep(resolutions: list[float], clusters: int, horizon: int, seeds: int,
+                     setting: dict, out: Path, workers: int) -> dict[str, object]:
+    """fedc3ucb-sets at each merge resolution beside FedInd and the oracle (paired seeds):
+    print and return each one's FGR."""
+    spec = study_from_dict({
+        "name": f"sweep-J{clusters}-T{horizon}", "horizon": horizon, "seeds": seeds,
+        "base_seed": BASE_SEED, "max_points": 300,
+        "environment": spec_setting(setting, clusters),
+        "algorithm": [{"name": "fedind", "label": ALONE},
+                      {"name": "oracle-cascade", "label": ORACLE},
+                      {"name": "fedc3ucb-sets", "label": "sets",
+                       "grid": {"resolution": resolutions}}]})
+    records = run_study(spec, out / spec.name, workers=workers, progress=True).records
+    print(f"\n== resolution sweep, J = {clusters}, T = {horizon:,}, {seeds} seeds ==")
+    found: dict[str, object] = {}
+    for p in compare(records, "sets", ALONE, ORACLE):
+        r = dict(p.cell)["resolution"]
+        mine = [x["final_regret"] for x in records if x["run"]["label"] == "sets"
+                and x["run"]["cell"]["resolution"] == r]
+        print(f"resolution {r:g}: {np.mean(mine):.1f} ({np.std(mine, ddof=1):.1f}), "
+              f"FGR {p.fgr:+.0%} {_interval(p.fgr_low, p.fgr_high, '+.0%')}")
+        found[f"sweep_r{r:g}_fgr_J{clusters}_T{horizon}"] = p.fgr
+    return found
 
 
 def spec_setting(setting: dict, clusters: int) -> dict:
@@ -193,6 +226,9 @@ def main() -> None:
     parser.add_argument("--long-seeds", type=int, default=2, help="seeds at T >= 10^6")
     parser.add_argument("--clusters", type=int, nargs="+", default=[10, 5])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0, 16.0, 64.0])
+    parser.add_argument("--resolutions", type=float, nargs="*", default=[],
+                        help="also sweep fedc3ucb-sets' merge resolution (at the first horizon, "
+                        "--long-seeds seeds)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("cascade_results"))
     parser.add_argument("--smoke", action="store_true", help="a tiny run (T = 2000, 2 seeds)")
@@ -201,8 +237,12 @@ def main() -> None:
     if args.smoke:
         args.horizons, args.seeds, args.long_seeds, args.clusters = [2000], 2, 2, [2]
         args.epsilons, args.workers, private_at = [4.0], 1, (2, 2000)
+        args.resolutions = [0.3, 0.6]
         setting.update(users=8, dim=5, items=20)
     found: dict[str, object] = {}
+    for clusters in args.clusters if args.resolutions else ():
+        found.update(resolution_sweep(args.resolutions, clusters, args.horizons[0],
+                                      args.long_seeds, setting, args.out, args.workers))
     for clusters in args.clusters:
         for horizon in args.horizons:
             private = (clusters, horizon) == private_at
