@@ -11,6 +11,8 @@ Gaussian (or Laplace) draws of the calibrated scale.
 
 Besides the accountants' own answers, `paper_tree_sigma` returns the node noise
 that the seed papers prescribe for the same tree, so studies can compare.
+`calibrate_secure_sum_sigma` returns each party's discrete noise share for a
+secure sum that any `min_survivors` parties' shares must protect.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from scipy.optimize import brentq
 from .accountants import ACCOUNTANTS, Accountant, ExactGaussianAccountant, make_accountant
 from .accountants.gaussian import gaussian_epsilon
 from .errors import invalid
-from .events import GaussianEvent, LaplaceEvent, PrivacyEvent, RepeatedEvent
+from .events import GaussianEvent, LaplaceEvent, PrivacyEvent, RepeatedEvent, SecureSumEvent
 from .validation import check_count, check_delta, check_positive
 
 
@@ -123,6 +125,65 @@ def calibrate_laplace_scale(
     return _smallest_scale(
         lambda b: RepeatedEvent(LaplaceEvent(b, sens), k), epsilon, delta, factory, sens
     )
+
+
+def secure_sum_event(sigma: float, l2_sensitivity: float, *, min_survivors: int, scale: float,
+                     dimension: int, collusion: int = 0,
+                     wrap_probability: float = 0.0) -> SecureSumEvent:
+    """The event of one secure sum whose values (L2 sensitivity `l2_sensitivity` in value
+    units) are rounded stochastically onto the grid of multiples of `scale`.
+
+    Sensitivity in grid steps: l2_sensitivity / scale + sqrt(dimension) (the rounding of
+    each entry that may differ moves it by less than one step more, on a coupling of the
+    two neighbours' roundings: `mechanisms.integer_grid`); shares: min_survivors -
+    collusion (a colluding party's own share is known to the coalition).
+    """
+    dimension = check_count("dimension", dimension)
+    shares = check_count("min_survivors", min_survivors) - check_count(
+        "collusion", collusion, minimum=0)
+    if shares < 1:
+        raise invalid("collusion", collusion, f"< min_survivors = {min_survivors}")
+    slack = math.sqrt(dimension)
+    sens = check_positive("l2_sensitivity", l2_sensitivity) / check_positive("scale", scale)
+    return SecureSumEvent(sigma, shares, sens + slack, dimension, slack, wrap_probability)
+
+
+def calibrate_secure_sum_sigma(
+    epsilon: float,
+    delta: float,
+    l2_sensitivity: float,
+    *,
+    min_survivors: int,
+    scale: float,
+    dimension: int,
+    collusion: int = 0,
+    releases: int = 1,
+    nodes_per_record: int = 1,
+    accountant: str | Accountant = "zcdp",
+) -> float:
+    """Each party's discrete Gaussian share (grid steps) for a secure sum, smallest certified.
+
+    Any `min_survivors` parties' shares, less the `collusion` ones a coalition
+    knows, carry the whole noise: the accountant ("zcdp", the default, or
+    "rdp") must certify (epsilon, delta) for releases * nodes_per_record
+    `secure_sum_event`s at that many shares (Kairouz, Liu & Steinke 2021,
+    Theorem 1), rounding included.  Found by bisection on sigma (rho falls
+    with sigma), keeping the certified end; at least 1/2 grid step.  The
+    modulus does not enter: wrap-around is post-processing (`SecureSumEvent`).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta("delta", delta)
+    if delta == 0:
+        raise invalid("delta", delta, "a number in (0, 1) for a secure sum (zCDP, not pure DP)")
+    k = check_count("releases", releases) * check_count("nodes_per_record", nodes_per_record)
+    make = lambda s: RepeatedEvent(secure_sum_event(
+        max(s, 0.5), l2_sensitivity, min_survivors=min_survivors, scale=scale,
+        dimension=dimension, collusion=collusion), k)
+    factory = _factory(accountant)
+    probe = make(1.0).event
+    _require_support(factory, probe, accountant)
+    sigma = _smallest_scale(make, epsilon, delta, factory, probe.l2_sensitivity)
+    return max(sigma, 0.5)
 
 
 def _smallest_scale(make_event, epsilon: float, delta: float, factory, sens: float) -> float:

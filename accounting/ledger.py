@@ -40,8 +40,10 @@ class Ledger:
     """The budget (epsilon, delta) of one protected unit (a user, a cluster, a party).
 
     `charge(event)` composes the event into a copy of the accountant, checks the
-    spent epsilon at the budget's delta, and only then commits: a refused charge
-    raises `BudgetExceededError` and leaves the ledger unchanged.  Not-DP events
+    spent epsilon at the budget's delta (or, equivalently, the accountant's
+    delta at the budget's epsilon: what calibration certifies), and only then
+    commits: a refused charge raises `BudgetExceededError` and leaves the
+    ledger unchanged.  Not-DP events
     are refused by the accountant; record them with `note` instead.
     """
 
@@ -98,6 +100,12 @@ class Ledger:
         trial = self._accountant.copy().compose(event, count)
         spent = trial.epsilon(self.delta_budget)
         if spent > self.epsilon_budget * (1 + _TOLERANCE):
+            # The budget fits as well when delta(epsilon budget) <= delta budget: the same
+            # guarantee, read the way calibration certifies it (an accountant whose epsilon
+            # search and delta rounding differ in the last digits never refuses its own
+            # calibration).  Then the epsilon spent at the budget's delta is the budget's.
+            if trial.delta(self.epsilon_budget) <= self.delta_budget:
+                return trial, self.epsilon_budget
             raise BudgetExceededError(
                 f"ledger {self.unit!r}: charging {event!r} x{count} would spend "
                 f"epsilon={spent:.6g} at delta={self.delta_budget:g}, over the budget "

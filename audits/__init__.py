@@ -6,7 +6,9 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
               tester=None, delta=None, name=None, pair_count=1, batch_size=None,
               float_model=None, value=None) -> AuditReport
       (or run_audit(mechanism, pairs, tester, claim, ...)); tester None = Battery()
-      mechanism(dataset, rng, n) -> n outputs (leading axis n), or a foreign object
+      mechanism(dataset, rng, n) -> n outputs (leading axis n), an object with
+      release(value, rng), ReleaseAdapter(release, batched=False) (the shape sum_canaries
+      takes too), or a foreign object; NaN or infinite outputs: a non-finite finding
       pairs: NeighbouringPair | sequence of them | (rng -> NeighbouringPair)
     Claim(epsilon, delta=0.0, source="");  Claim.from_event(event, delta=0.0, accountant=None)
     NeighbouringPair(dataset, neighbour, relation, description="")
@@ -16,14 +18,17 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       .bound(outputs0, outputs1, *, delta, confidence) -> LowerBound
     Sampler models: NumpyLaplaceModel, InverseCDFGaussianModel, GridModel, InverseModel
     Auto(), Scalar(), Projection(direction), LinearDiscriminant(ridge=1e-6)
-    AuditReport: .verdict, .findings (a Finding per kind: DISTRIBUTIONAL, FLOATING_POINT),
+    AuditReport: .verdict, .findings (a Finding per kind: DISTRIBUTIONAL, FLOATING_POINT,
+      NON_FINITE),
       .violation_kinds, .to_dict(), .to_json(), AuditReport.from_dict(d);
       format_table(reports, expected=None); run_audit(..., kinds="distributional") runs
       distributional testers only
     Adapters: ReleaseAdapter(release, name, batched=True),
       OpenDPMechanism(measurement, name).claim(d_in, delta),
       DiffprivlibMechanism(mechanism_class, name, params).claim(), DiffprivlibFunction,
-      as_mechanism(obj), StreamAdapter(factory, name) with tree_factory(shape, horizon, ...)
+      as_mechanism(obj), as_release(obj), StreamAdapter(factory, name) with
+      tree_factory(shape, horizon, ...),
+      SecureSumAdapter(parties, dim, sigma, scale) (n secure sums as one)
     End to end on neighbouring environments: audit_pairs({name: run}, delta, claimed_epsilon)
       -> EnvironmentAuditReport, run(0) the first world and run(1) its neighbour, releases
       forced (forced_replay; privbandit.auditing.end_to_end builds the pairs of a registry entry);
@@ -34,9 +39,11 @@ Imports `accounting` and `mechanisms` only (never `privbandit`).  Core API:
       sample(which, rng) -> Transcript of Release(round, values, channel)
     One run (canaries): one_run_audit(protocol, claim, *, guesses=None, rng=0, confidence=0.99,
       method="snj"|"gdp"|"fdp") -> OneRunReport; CanaryProtocol(canaries, build, pipeline,
-      score, relation, name); sum_canaries(release, dim, canaries), user_round_canaries(run,
+      score, relation, name); sum_canaries(mechanism, dim, canaries), user_round_canaries(run,
       score, canaries); bounds in privbandit.audits.one_run_bounds (Steinke-Nasr-Jagielski)
       and privbandit.audits.one_run_fdp (f-DP, Gaussian trade-off curves)
+    Hypothesis: privbandit.audits.strategies.audit_settings, the profile for audits inside
+      @given (no deadline, few examples, no shrinking of audit failures)
     Defaults: DEFAULT_CONFIDENCE = 0.99, DEFAULT_SAMPLES = 100_000 (privbandit.audits.defaults)
     Suite: AuditCase, standard_suite(exact, foreign, controls), run_cases, suite_failures,
       suite_summary; positive controls in `privbandit.audits.controls`,
@@ -75,6 +82,8 @@ _NAMES = {
     "TesterAssumptionError": "testers",
     "TimingTester": "timing",
     "as_mechanism": "adapters",
+    "as_release": "adapters",
+    "NON_FINITE": "findings",
     "AuditReport": "report",
     "CONSISTENT": "report",
     "CanaryProtocol": "one_run",
@@ -84,6 +93,7 @@ _NAMES = {
     "sum_canaries": "one_run_protocols",
     "user_round_canaries": "one_run_protocols",
     "Claim": "claims",
+    "ClaimRefuted": "assertions",
     "DiffprivlibMechanism": "adapters",
     "GaussianDPTester": "testers",
     "LinearDiscriminant": "statistics",
@@ -94,6 +104,7 @@ _NAMES = {
     "PairGenerator": "protocols",
     "Projection": "statistics",
     "ReleaseAdapter": "adapters",
+    "SecureSumAdapter": "secure",
     "Scalar": "statistics",
     "Statistic": "protocols",
     "StreamAdapter": "streams",

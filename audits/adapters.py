@@ -21,6 +21,11 @@
 - `DiffprivlibFunction(function, name, params)`: a diffprivlib tool such as
   `diffprivlib.tools.mean`, called as `function(dataset, **params,
   random_state=seed)` n times.
+- `as_release(obj)`: the one-run form `release(value, rng)` of a
+  `ReleaseAdapter`, a mechanism object or a plain release function: what
+  `sum_canaries` takes, so one object (a mechanism, or
+  `ReleaseAdapter(release, batched=False)` around a user's function) audits
+  both ways, many runs and one run.
 - `as_mechanism(obj)`: what `run_audit` does with whatever it is given:
   callables pass through; an OpenDP measurement, a diffprivlib mechanism
   (instance, or its bound `randomise`) and an object with `release(value,
@@ -181,6 +186,24 @@ class DiffprivlibFunction:
         """The tool's epsilon parameter (diffprivlib's tools are pure epsilon-DP)."""
         return Claim(float(self.params.get("epsilon", 1.0)), 0.0,
                      f"diffprivlib {getattr(self.function, '__name__', 'tool')} epsilon parameter")
+
+
+def as_release(obj: Any) -> Callable[[Any, np.random.Generator], Any]:
+    """`obj` as one run `release(value, rng) -> output`, for one-run audits (`sum_canaries`).
+
+    Takes what `run_audit` takes in the one-run shape: a `ReleaseAdapter` (its
+    release), an object with `release(value, rng)` (a mechanism), or a plain
+    `release(value, rng)` callable; so the same object audits both ways.
+    """
+    if isinstance(obj, ReleaseAdapter):
+        return obj.release
+    method = getattr(obj, "release", None)
+    if callable(method) and not isinstance(obj, type):
+        return method
+    if callable(obj):
+        return obj
+    raise invalid("release", obj, "a ReleaseAdapter, an object with release(value, rng) or a "
+                  "callable release(value, rng) -> output")
 
 
 def as_mechanism(obj: Any) -> Any:

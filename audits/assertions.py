@@ -30,7 +30,7 @@ from privbandit.accounting.validation import check_count, check_nonnegative
 
 from .claims import NeighbouringPair
 from .defaults import DEFAULT_CONFIDENCE, coerce_claim, coerce_rng
-from .findings import DISTRIBUTIONAL, FLOATING_POINT
+from .findings import DISTRIBUTIONAL, FLOATING_POINT, NON_FINITE
 from .report import AuditReport
 from .runner import run_audit
 from .samples import FULL_SAMPLES, QUICK_SAMPLES, SAMPLE_PRESETS, parse_samples  # noqa: F401 (re-exported)
@@ -131,16 +131,22 @@ _ADVICE = {
         "doubles its neighbour cannot (Mironov 2012).  The mathematics may be right; use",
         "a float-safe sampler (the default grid or OpenDP's exact one).",
     ],
+    NON_FINITE: [
+        "The mechanism released NaN or an infinity, which no guarantee covers.  Look for",
+        "an overflow, a NaN input passed through, or a noise scale of 0 or infinity.",
+    ],
 }
 
 
 def _violation_message(r: AuditReport, rng: object) -> str:
     seed = _seed_text(rng)
     kinds = r.violation_kinds or (DISTRIBUTIONAL,)
+    shown = ("it released NaN or an infinity" if NON_FINITE in kinds else
+             f"epsilon >= {r.epsilon_lower_bound:.4g} with {r.confidence:.0%} confidence")
     lines = [
         f"privacy claim refuted for {r.mechanism} by a {' and '.join(kinds)} finding: "
-        f"epsilon >= {r.epsilon_lower_bound:.4g} with {r.confidence:.0%} confidence, but "
-        f"claimed epsilon = {r.claimed_epsilon:.4g} at delta = {r.claimed_delta:g}",
+        f"{shown}, but claimed epsilon = {r.claimed_epsilon:.4g} at delta = "
+        f"{r.claimed_delta:g}",
         f"  relation : {r.relation}",
         f"  pair     : {r.pair or '(no description)'}",
         f"  claim    : {r.claim_source or '(no source given)'}",

@@ -30,12 +30,14 @@ from privbandit.mechanisms.anonymous import KAnonymousAggregator
 from privbandit.mechanisms.gaussian import GaussianVector, SymmetricGaussianMatrix
 from privbandit.mechanisms.laplace import LaplaceMeans, pairwise_mean
 from privbandit.mechanisms.samplers import EXACT, GRID
+from privbandit.mechanisms.secure_sum import SecureSum
 from privbandit.mechanisms.tree import TreePrivatizer
 
 from .adapters import DiffprivlibFunction, DiffprivlibMechanism, OpenDPMechanism, ReleaseAdapter
 from .claims import Claim, NeighbouringPair
 from .findings import DISTRIBUTIONAL, FLOATING_POINT
 from .floating import model_for
+from .secure import SecureSumAdapter
 from .streams import StreamAdapter, tree_factory
 
 DELTA = 1e-5
@@ -164,12 +166,38 @@ def anonymous_laplace_case(sampler, tag: str, threshold: int = 5) -> AuditCase:
                      float_model=model_for(sampler))
 
 
+SECURE_PARTIES = 5
+
+
+def secure_pair(parties: int = SECURE_PARTIES) -> NeighbouringPair:
+    """Every party's vector zero vs party 0's vector the canary (norm 1, the sensitivity)."""
+    zero = np.zeros((parties, CANARY.size))
+    canary = zero.copy()
+    canary[0] = CANARY
+    return NeighbouringPair(zero, canary, "one party's vector added (norm 1)",
+                            f"{parties} parties, party 0 adds {CANARY.tolist()}")
+
+
+def secure_sum_reference(epsilon: float = 1.0) -> SecureSum:
+    """The secure sum the cases audit: 5 parties, 2-vectors, calibrated by zCDP."""
+    return SecureSum(SECURE_PARTIES, (CANARY.size,), epsilon=epsilon, delta=DELTA)
+
+
+def secure_sum_case(epsilon: float = 1.0) -> AuditCase:
+    """The aggregate of a secure sum (distributed discrete Gaussian), its zCDP claim."""
+    ref = secure_sum_reference(epsilon)
+    mech = SecureSumAdapter(SECURE_PARTIES, CANARY.size, ref.sigma, ref.scale)
+    return AuditCase(f"SecureSum 5 parties ({epsilon:g},1e-5) [grid]", mech, secure_pair(),
+                     None, Claim.from_event(ref.event, DELTA))
+
+
 def mechanism_cases(exact: bool = True) -> list[AuditCase]:
-    """Every DP mechanism of `mechanisms/` with the float-safe default sampler (and exact)."""
+    """Every DP mechanism of `mechanisms/` with the float-safe default sampler (and exact);
+    the secure sum (whose shares are always the grid sampler's integers) once."""
     samplers = [(GRID, "grid")] + ([(EXACT, "opendp")] if exact else [])
     builders = (laplace_means_case, gaussian_vector_case, symmetric_matrix_case, tree_case,
                 anonymous_laplace_case)
-    return [build(s, tag) for s, tag in samplers for build in builders]
+    return [build(s, tag) for s, tag in samplers for build in builders] + [secure_sum_case()]
 
 
 # -- foreign mechanisms ---------------------------------------------------------------------

@@ -20,8 +20,9 @@ from privbandit.accounting.errors import (
 from privbandit.accounting.events import PrivacyEvent
 from privbandit.accounting.validation import check_delta, check_nonnegative
 
-# Accountants tried, in order, when `from_event` is not told which one to use.
-_DEFAULT_ACCOUNTANTS = ("pure-dp", "exact-gaussian")
+# Accountants tried, in order, when `from_event` is not told which one to use: the exact
+# one first; zCDP reads the secure sums (distributed discrete Gaussian) the others refuse.
+_DEFAULT_ACCOUNTANTS = ("pure-dp", "exact-gaussian", "zcdp")
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ class Claim:
     ) -> "Claim":
         """The epsilon an accountant certifies for `event` at `delta`.
 
-        Without `accountant`, the first of pure-dp and exact-gaussian that
-        supports the event is used; an event none supports raises
+        Without `accountant`, the first of pure-dp, exact-gaussian and zcdp
+        that supports the event is used; an event none supports raises
         `UnsupportedEventError`, a not-DP one `NotDifferentiallyPrivateError`.
         """
         names = (accountant,) if accountant is not None else _DEFAULT_ACCOUNTANTS

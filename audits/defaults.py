@@ -5,8 +5,8 @@ confidence (`DEFAULT_CONFIDENCE` = 0.99), the same tester (the battery of
 `privbandit.audits.battery`) and accept the same claims and seeds:
 
 - claim: an `audits.Claim`, an epsilon (float or int), an (epsilon, delta)
-  tuple, or a privacy event (`mech.event`) read through the pure-DP or the
-  exact-Gaussian accountant at `delta`;
+  tuple, or a privacy event (`mech.event`) read through the pure-DP, the
+  exact-Gaussian or (secure sums) the zCDP accountant at `delta`;
 - rng: a `numpy.random.Generator` or an int seed >= 0.
 
 Sample budgets (runs per side of each pair): `DEFAULT_SAMPLES` = 100,000

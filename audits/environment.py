@@ -24,10 +24,18 @@ What the audit can see, and what it cannot.  The loss is read from the tape,
 so a release that bypasses it would pass unseen.  Every run is therefore
 checked against its ledgers (`accounting.ledger.recording_charges`): every
 event a ledger paid for must be carried by a release on the tape, and every
-noised release on the tape must have been paid for (`check_recorded`); a
-mismatch is an unbounded finding.  A flip that moves no release tests
-nothing: `PairFinding.touched` says whether it moved one, and a report in
-which no flip did is `inconclusive`, never `consistent`.
+noised release on the tape must have been paid for; and against its own
+declarations, per mechanism instance and per release: every record declared
+to enter a mechanism's release by some round (`mechanisms.Publication.fed`)
+must reach a release of that very mechanism on the tape by then, so units
+whose releases skip the tape are found even when others of the same event stay
+on it (`check_recorded`); a mismatch is an unbounded finding.  A flip that
+moves no release tests nothing: `PairFinding.touched` says whether it moved
+one, and a report in which no flip did is `inconclusive`, never
+`consistent`.  A flip of a round whose record was never released
+(`PairFinding.evidence` False) is never counted as evidence: it must move
+nothing ("no release touched"), and one that moves a release contradicts the
+run's own declarations, a violation whatever its loss.
 
 `record(first)` plays the first environment once; `audit_replays` forces any
 number of neighbours against that one recording (the application may read
@@ -40,8 +48,9 @@ the neighbours are plain callables that the application builds
 """
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +96,8 @@ def _leaves(event: PrivacyEvent) -> set[PrivacyEvent]:
 
 
 def check_recorded(tape: Tape, charges: Iterable[tuple[str, PrivacyEvent, int]]) -> None:
-    """Raise UnrecordedReleaseError unless the tape holds what the ledgers paid for.
+    """Raise UnrecordedReleaseError unless the tape holds what the ledgers paid for and what
+    the run declared.
 
     charges: (unit, event, count) of every charge of the run
     (`recording_charges`).  Both directions: every DP event charged is carried
@@ -96,8 +106,9 @@ def check_recorded(tape: Tape, charges: Iterable[tuple[str, PrivacyEvent, int]])
     release on the tape has an event some ledger was charged with (else it was
     released unpaid).  A run that charged no ledger at all (a toy, a mechanism
     audited alone) is not held to the second: the audit cannot know what it
-    should have paid (`privbandit.auditing.end_to_end` requires charges of every private
-    entry).  Public values carry no event and are not checked here.
+    should have paid (`privbandit.auditing` requires charges of every private
+    entry).  Public values carry no event and are not checked here.  Then
+    `check_declared`: each declared record reached its own mechanism's release.
     """
     taped: dict[PrivacyEvent, Any] = {}
     for i, e in enumerate(tape.entries):
@@ -129,6 +140,35 @@ def check_recorded(tape: Tape, charges: Iterable[tuple[str, PrivacyEvent, int]])
             raise UnrecordedReleaseError(
                 f"release {i} by {type(mechanism).__name__} carries {leaf!r}, which no ledger "
                 "was charged with: it was released unpaid")
+    check_declared(tape)
+
+
+def check_declared(tape: Tape) -> None:
+    """Raise UnrecordedReleaseError unless every record the run declared
+    (`Tape.declared`, with a round `until` promised) reached a release of the very
+    mechanism it was declared to, on the tape, after the declaration and by that round:
+    completeness per mechanism instance and per release, so one stream on the tape does
+    not cover others of the same event that bypass it."""
+    released: dict[int, tuple[list[int], list[int | None]]] = {}
+    for i, e in enumerate(tape.entries):
+        positions, rounds = released.setdefault(id(e.mechanism), ([], []))
+        positions.append(i)
+        rounds.append(e.round)
+    for feed in tape.declared:
+        if feed.until is None:
+            continue
+        positions, rounds = released.get(id(feed.mechanism), ([], []))
+        k = bisect.bisect_left(positions, feed.position)
+        if k < len(positions) and (rounds[k] is None or rounds[k] <= feed.until):
+            continue
+        facts = ", ".join(f"{key} {value}" for key, value in feed.facts.items())
+        late = ("" if k == len(positions) else
+                f" (its next release on the tape left at round {rounds[k]})")
+        raise UnrecordedReleaseError(
+            f"{feed.party or 'a party'} declared the record of round {feed.round}"
+            f"{f' ({facts})' if facts else ''} to enter a release of its "
+            f"{type(feed.mechanism).__name__} by round {feed.until}, and no release of that "
+            f"mechanism reached the tape by then{late}: its release bypassed the tape")
 
 
 @dataclass(frozen=True)
@@ -188,7 +228,8 @@ class PairFinding:
 
     releases: releases compared (public values included), public: how many were
     public values, differing: how many differed; diverged: why the pair is
-    unbounded ("" when it is not).
+    unbounded ("" when it is not); evidence: False for a flip of a round whose
+    record was never released (it must move nothing and never counts as evidence).
     """
 
     pair: str
@@ -199,20 +240,30 @@ class PairFinding:
     differing: int
     diverged: str = ""
     public: int = 0
+    evidence: bool = True
 
     @property
     def touched(self) -> bool:
         """Whether the flip moved anything the audit sees (a release, or the schedule)."""
         return self.differing > 0 or bool(self.diverged)
 
+    @property
+    def stray(self) -> bool:
+        """A never-released round whose flip moved a release: the run's declarations lie."""
+        return not self.evidence and self.touched
+
     def describe(self) -> str:
         if self.diverged:
             return f"{self.pair}: unbounded ({self.diverged})"
+        if not self.evidence and not self.touched:
+            return f"{self.pair}: no release touched (never released; not evidence)"
         noised = self.releases - self.public
         public = f", {self.public} public values equal" if self.public else ""
+        stray = ("; its round was never released, yet the flip moved a release"
+                 if self.stray else "")
         return (f"{self.pair}: epsilon {self.epsilon:.4g} (mu {self.mu:.4g}, pure "
                 f"{self.pure_epsilon:.4g}); {self.differing} of {noised} releases "
-                f"differ{public}")
+                f"differ{public}{stray}")
 
 
 @dataclass(frozen=True)
@@ -232,18 +283,21 @@ class EnvironmentAuditReport:
 
     @property
     def touched(self) -> int:
-        """How many pairs moved a release (or diverged)."""
-        return sum(f.touched for f in self.findings)
+        """How many pairs that count as evidence moved a release (or diverged)."""
+        return sum(f.touched for f in self.findings if f.evidence)
 
     @property
     def verdict(self) -> str:
-        """"violation" (a pair beyond the claim, or unbounded), "inconclusive" (no pair
-        moved a release: nothing was tested), "consistent" (every pair within the claim,
-        at least one moved a release), or "measured" (no claim)."""
+        """"violation" (a pair beyond the claim, unbounded, or a never-released round whose
+        flip moved a release), "inconclusive" (no pair that counts as evidence moved a
+        release: nothing was tested), "consistent" (every pair within the claim, at least
+        one moved a release), or "measured" (no claim)."""
         if self.claimed_epsilon is None:
             return "measured"
         worst = self.worst
         if worst is not None and not worst.epsilon <= self.claimed_epsilon * (1 + _TOLERANCE):
+            return "violation"
+        if any(f.stray for f in self.findings):
             return "violation"
         return "consistent" if self.touched else "inconclusive"
 
@@ -251,20 +305,25 @@ class EnvironmentAuditReport:
         claim = ("no interactive claim" if self.claimed_epsilon is None
                  else f"claim epsilon {self.claimed_epsilon:g}")
         worst = self.worst
+        evidence = sum(f.evidence for f in self.findings)
         head = (f"{self.verdict}: {claim} at delta {self.delta:g}; worst pair "
                 f"{'none' if worst is None else f'{worst.epsilon:.4g}'}; {self.touched} of "
-                f"{len(self.findings)} flips touched a release")
+                f"{evidence} flips touched a release"
+                + (f" ({len(self.findings) - evidence} more of never-released rounds, not "
+                   "evidence)" if evidence < len(self.findings) else ""))
         lines = [head] + ([f"  {self.scope}"] if self.scope else [])
         return "\n".join([*lines, *(f"  {f.describe()}" for f in self.findings)])
 
 
-def _finding(name: str, measure: Callable[[], PairLoss], delta: float) -> PairFinding:
+def _finding(name: str, measure: Callable[[], PairLoss], delta: float,
+             evidence: bool = True) -> PairFinding:
     try:
         loss = measure()
     except (ReplayDivergedError, UnrecordedReleaseError) as err:
-        return PairFinding(name, math.inf, math.inf, math.inf, 0, 0, str(err))
+        return PairFinding(name, math.inf, math.inf, math.inf, 0, 0, str(err),
+                           evidence=evidence)
     return PairFinding(name, loss.epsilon(delta), loss.mu, loss.pure_epsilon, loss.releases,
-                       loss.differing, loss.public_difference, loss.public)
+                       loss.differing, loss.public_difference, loss.public, evidence)
 
 
 def _checked(delta: float, claimed_epsilon: float | None) -> tuple[float, float | None]:
@@ -284,10 +343,13 @@ def audit_pairs(pairs: Mapping[str, Callable[[int], Any]], delta: float,
 
 
 def audit_replays(recorded: Recorded, neighbours: Mapping[str, Callable[[], Any]],
-                  delta: float, claimed_epsilon: float | None = None, scope: str = ""
-                  ) -> EnvironmentAuditReport:
-    """Force every named neighbour against one recording (`record`)."""
+                  delta: float, claimed_epsilon: float | None = None, scope: str = "",
+                  never_released: Collection[str] = ()) -> EnvironmentAuditReport:
+    """Force every named neighbour against one recording (`record`); `never_released`:
+    the names of neighbours whose flipped round's record was never released (not
+    evidence: each must move nothing)."""
     delta, claimed_epsilon = _checked(delta, claimed_epsilon)
-    findings = tuple(_finding(name, lambda run=run: replay(recorded, run), delta)
+    findings = tuple(_finding(name, lambda run=run: replay(recorded, run), delta,
+                              name not in never_released)
                      for name, run in neighbours.items())
     return EnvironmentAuditReport(claimed_epsilon, delta, findings, scope)

@@ -64,10 +64,11 @@ def lowest_bit(outputs: np.ndarray) -> np.ndarray:
     outputs on the grid 2**k every value is >= k.
     """
     x = _rows(outputs)
-    mantissa, exponent = np.frexp(x)  # x = m 2**e, 0.5 <= |m| < 1
+    counted = (x != 0) & np.isfinite(x)
+    mantissa, exponent = np.frexp(np.where(counted, x, 1.0))  # x = m 2**e, 0.5 <= |m| < 1
     bits = np.abs(np.ldexp(mantissa, 53)).astype(np.int64)  # the 53-bit integer mantissa
     low = np.frexp((bits & -bits).astype(np.float64))[1] - 1  # index of its lowest set bit
-    value = np.where((x != 0) & np.isfinite(x), exponent - 53 + low, np.inf)
+    value = np.where(counted, exponent - 53 + low, np.inf)
     return value.min(axis=1)
 
 

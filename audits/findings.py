@@ -1,6 +1,6 @@
 """The kind of a finding: which problem a lower bound points at.
 
-    DISTRIBUTIONAL, FLOATING_POINT, KINDS
+    DISTRIBUTIONAL, FLOATING_POINT, KINDS, NON_FINITE
     Finding(kind, epsilon_lower_bound, tester, evidence)
     check_kinds(kinds) -> tuple of kinds
 
@@ -15,6 +15,12 @@
   differences of float arithmetic belong here too; the release-schedule
   tester (`TimingTester`) audits when messages leave, which is part of the
   view, so its findings are distributional.
+
+- non-finite: the mechanism released NaN or an infinity.  No guarantee
+  covers such outputs (they are what overflow, a NaN input or a scale of 0
+  produce), so a report with this finding is a violation whatever its bound;
+  the bound is that of the event "a run has a non-finite entry".  Checked on
+  every audit (not a kind to choose with `kinds`), before any tester runs.
 
 Each kind gets its own lower bound (the best of the testers and events of
 that kind, under the audit's one failure probability), so a report can say
@@ -31,6 +37,7 @@ from privbandit.accounting.errors import invalid
 DISTRIBUTIONAL = "distributional"
 FLOATING_POINT = "floating-point"
 KINDS = (DISTRIBUTIONAL, FLOATING_POINT)
+NON_FINITE = "non-finite"
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count
 
 from .defaults import DEFAULT_CONFIDENCE, coerce_claim, coerce_rng
+from .findings import NON_FINITE, Finding
+from .non_finite import count_non_finite
 from .one_run_bounds import gdp_along, snj_epsilon
 from .one_run_fdp import fdp_epsilon
 from .report import VerdictMixin
@@ -119,6 +121,11 @@ class OneRunReport(VerdictMixin):
     confidence: float
     wall_time_s: float
     details: dict[str, Any] = field(default_factory=dict)
+    findings: "list[Finding]" = field(default_factory=list)  # non-finite outputs only
+
+    def __post_init__(self) -> None:  # findings read back from JSON come as dicts
+        object.__setattr__(self, "findings", [f if isinstance(f, Finding) else Finding(**f)
+                                              for f in self.findings])
 
 
 def guess(scores: Any, k_plus: int, k_minus: int, rng: np.random.Generator) -> np.ndarray:
@@ -146,7 +153,34 @@ def one_run_audit(
     delta: "float | None" = None,
     name: "str | None" = None,
 ) -> OneRunReport:
-    """Audit `protocol` in one run against `claim`; see the module docstring."""
+    """Audit `protocol` in one run against `claim`; return a `OneRunReport`.
+
+    Parameters
+    ----------
+    protocol : a `CanaryProtocol`: m canaries, `build(included) -> dataset`,
+        `pipeline(dataset, rng) -> output` (the one run), `score(output) ->
+        (m,) scores` and the relation one canary realises.  Ready ones:
+        `sum_canaries(mechanism, dim, m)` (a released sum of vectors; the
+        mechanism as `run_audit` takes it: an object with `release(value,
+        rng)`, a `ReleaseAdapter`, or a plain `release(value, rng)`) and
+        `user_round_canaries` (bandit pipelines).
+    claim : a `Claim`, an epsilon, an (epsilon, delta) tuple or a privacy
+        event read at `delta`.
+    guesses : (k+, k-), the "in" and "out" guesses, fixed before the run
+        (default: m // 100 each, at least 20, at most m // 2).
+    rng : a `numpy.random.Generator` or an int seed (default 0); the coins,
+        the run and the tie-breaks draw from three children of it.
+    confidence : of the reported lower bound (default 0.99).
+    method : "snj" (no assumption), "gdp" or "fdp" (Gaussian trade-off
+        curves; need delta > 0), see the module docstring.
+    delta : the delta at which an epsilon or event claim is read (None: 0).
+    name : the report's pipeline name (default: the protocol's).
+
+    A run whose output or scores hold NaN or an infinity makes no guess and
+    is a violation (a non-finite finding, `privbandit.audits.non_finite`).
+    Raises `InvalidParameterError` (a ValueError) for bad arguments, naming
+    the value.
+    """
     if not isinstance(protocol, CanaryProtocol):
         raise invalid("protocol", protocol, "a CanaryProtocol (see one_run_protocols)")
     claim = coerce_claim(claim, delta)
@@ -161,6 +195,10 @@ def one_run_audit(
     scores = np.asarray(protocol.score(output), dtype=float).ravel()
     if scores.size != m:
         raise invalid("score(output)", f"{scores.size} scores", f"one score per canary ({m})")
+    garbage = count_non_finite(output), count_non_finite(scores)
+    if any(garbage):  # nothing to guess from: a finding as is
+        return _non_finite_report(protocol, claim, method, garbage, (k_plus, k_minus),
+                                  confidence, name, start)
     made = guess(scores, k_plus, k_minus, g_ties)
     r = int(np.count_nonzero(made))
     right = int(np.sum((made == 1) & included) + np.sum((made == -1) & ~included))
@@ -187,6 +225,25 @@ def one_run_audit(
         epsilon_lower_bound=float(eps), ideal_epsilon=float(ideal), confidence=confidence,
         wall_time_s=time.perf_counter() - start, details=details,
     )
+
+
+def _non_finite_report(protocol: CanaryProtocol, claim, method: str, garbage: tuple[int, int],
+                       guesses: tuple[int, int], confidence: float, name, start: float
+                       ) -> OneRunReport:
+    """The report of a run that released NaN or an infinity: a violation, no guess made."""
+    m, r = protocol.canaries, sum(guesses)
+    ideal = max(_BOUNDS[u](m, r, r, claim.delta, confidence) for u in _USES[method])
+    evidence = (f"the run released {garbage[0]} NaN or infinite entries and its scores "
+                f"{garbage[1]}: no guarantee covers such outputs, and no guess was made")
+    return OneRunReport(
+        pipeline=name or protocol.name, relation=protocol.relation,
+        claimed_epsilon=claim.epsilon, claimed_delta=claim.delta, claim_source=claim.source,
+        method=method, assumptions=METHODS[method][1], canaries=m, guesses=0, correct=0,
+        epsilon_lower_bound=0.0, ideal_epsilon=float(ideal), confidence=confidence,
+        wall_time_s=time.perf_counter() - start,
+        details={"evidence": evidence, "non_finite_output": garbage[0],
+                 "non_finite_scores": garbage[1]},
+        findings=[Finding(NON_FINITE, 0.0, "non-finite", evidence)])
 
 
 def _guesses(guesses: Any, m: int) -> tuple[int, int]:

@@ -4,7 +4,10 @@
     user_round_canaries(run, score, canaries, *, high=1.0, low=0.0, relation=..., name=...)
 
 Vectors and sums (`sum_canaries`).  The pipeline releases a noisy sum of
-bounded vectors, `release(sum, rng)` (e.g. `GaussianVector.release`); the
+bounded vectors through the mechanism, given as `run_audit` takes it in the
+one-run shape (an object with `release(value, rng)` such as a
+`GaussianVector`, or `ReleaseAdapter(release, batched=False)` around a
+function; a plain `release(value, rng)` works too); the
 neighbouring relation is add/remove one vector of L2 norm <= `norm`.
 Canary i is the vector norm * u_i: u_i the i-th basis vector when
 canaries <= dim (orthogonal canaries: one canary never moves another's
@@ -34,6 +37,7 @@ from scipy import sparse
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
 
+from .adapters import as_release
 from .one_run import CanaryProtocol
 
 ADD_REMOVE = "add/remove one vector of L2 norm <= {norm:g}"
@@ -55,14 +59,18 @@ def _directions(dim: int, m: int, directions: Any, seed: int) -> sparse.csr_matr
     return sparse.csr_matrix(u / norms)
 
 
-def sum_canaries(release: Callable[[np.ndarray, np.random.Generator], Any], dim: int,
-                 canaries: int, *, norm: float = 1.0, directions: Any = None, seed: int = 0,
+def sum_canaries(release: Any, dim: int, canaries: int, *, norm: float = 1.0,
+                 directions: Any = None, seed: int = 0,
                  name: str = "noisy sum of vectors") -> CanaryProtocol:
-    """Canary vectors in a released sum (see the module docstring)."""
+    """Canary vectors in a released sum (see the module docstring).
+
+    `release`: the mechanism in the one-run shape `run_audit` also takes: an
+    object with `release(value, rng)`, a `ReleaseAdapter`, or a plain
+    `release(value, rng) -> output` (`adapters.as_release`).
+    """
     dim, m = check_count("dim", dim), check_count("canaries", canaries)
     norm = check_positive("norm", norm)
-    if not callable(release):
-        raise invalid("release", release, "a callable release(value, rng) -> output")
+    release = as_release(release)
     units = _directions(dim, m, directions, seed)
 
     def build(included: np.ndarray) -> sparse.csr_matrix:

@@ -3,8 +3,9 @@
 Fields: mechanism, relation, pair, claimed epsilon/delta and the claim's
 source, tester and its assumptions, `epsilon_lower_bound` with its
 `confidence`, samples per side, number of pairs tried, wall time and the
-tester's details.  `verdict` is "violation" only when the lower bound exceeds
-the claimed epsilon (at the claimed delta), else "consistent".  `to_dict()` /
+tester's details.  `verdict` is "violation" when the lower bound exceeds
+the claimed epsilon (at the claimed delta) or the mechanism released NaN or
+an infinity (a "non-finite" finding), else "consistent".  `to_dict()` /
 `to_json()` give plain JSON; `AuditReport.from_dict` reads it back.
 `findings` hold the largest bound of each kind searched (distributional,
 floating-point: `privbandit.audits.findings`), each with its tester and
@@ -20,10 +21,11 @@ from typing import Any
 
 from privbandit.accounting.plain import to_plain
 
-from .findings import DISTRIBUTIONAL, FLOATING_POINT, Finding
+from .findings import DISTRIBUTIONAL, FLOATING_POINT, NON_FINITE, Finding
 
 CONSISTENT = "consistent"
 VIOLATION = "violation"
+MEASURED = "measured"  # a bound reported against a claim of another relation
 
 
 class VerdictMixin:
@@ -35,7 +37,15 @@ class VerdictMixin:
 
     @property
     def verdict(self) -> str:
-        """"violation" iff the lower bound exceeds the claim, else "consistent"."""
+        """"violation" iff the lower bound exceeds the claim or the mechanism released NaN or
+        an infinity (a non-finite finding), else "consistent"; "measured" when
+        `details["measured"]` says why the claim is a reference only (its relation is not
+        the one the pair realises: the bound is reported, never judged)."""
+        garbage = any(f.kind == NON_FINITE for f in getattr(self, "findings", ()))
+        if garbage:
+            return VIOLATION
+        if self.details.get("measured"):
+            return MEASURED
         return VIOLATION if self.epsilon_lower_bound > self.claimed_epsilon else CONSISTENT
 
     @property
@@ -85,9 +95,10 @@ class AuditReport(VerdictMixin):
 
     @property
     def violation_kinds(self) -> tuple[str, ...]:
-        """The kinds whose own bound exceeds the claim (empty when consistent)."""
+        """The kinds whose own bound exceeds the claim, and non-finite outputs (empty when
+        consistent)."""
         return tuple(f.kind for f in self.findings
-                     if f.epsilon_lower_bound > self.claimed_epsilon)
+                     if f.kind == NON_FINITE or f.epsilon_lower_bound > self.claimed_epsilon)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

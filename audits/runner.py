@@ -5,32 +5,15 @@
               float_model=None, value=None, kinds=None) -> AuditReport
     run_audit(mechanism, pairs, tester, claim, ...)       # the explicit-tester form
 
-- `mechanism(dataset, rng, n) -> outputs`: n independent runs, leading axis n
-  (a plain callable: an adapter, a bandit transcript builder, a broken
-  control).  Foreign objects are wrapped for you (`as_mechanism`): an OpenDP
-  measurement, a diffprivlib mechanism (or its `randomise`), an object with
-  `release(value, rng)`; anything else gets a message naming the adapter.
-- `pairs`: one `NeighbouringPair`, a sequence of them, or a generator
-  `pairs(rng) -> NeighbouringPair` called `pair_count` times.
-- `claim`: a `Claim`, an epsilon, an (epsilon, delta) tuple or a privacy
-  event (read at `delta`); its delta is the delta the testers bound at.
-- `tester`: None (the default battery, `privbandit.audits.battery`) or any
-  object with `bound(outputs0, outputs1, *, delta, confidence) -> LowerBound`.
-  `float_model` (and `value`) add the floating-point reachability tester to
-  the battery (`privbandit.audits.floating`).
-- `kinds`: None (every kind of finding) or e.g. "distributional": the
-  battery then runs distributional testers only, and an explicit tester's
-  bounds of other kinds are dropped (`privbandit.audits.findings`).
-- `samples`: runs per side of each pair (default `DEFAULT_SAMPLES` = 100,000).
-- `rng`: a Generator or an int seed (default 0).
-
 Each side of each pair draws `samples` runs from its own child generator
 (`rng.spawn`), so reports are reproducible bit for bit from the seed.  With m
 pairs each is tested at confidence 1 - (1 - confidence) / m (union bound) and
 the largest lower bound is reported, so it still holds at `confidence`.
 The report's `findings` hold the largest bound of each kind (distributional,
 floating-point) over the pairs, each with its tester and evidence; the
-report's bound is the largest of them.
+report's bound is the largest of them.  Outputs with NaN or an infinity are a
+finding of their own (non-finite: a violation whatever the claim,
+`privbandit.audits.non_finite`), checked before any tester reads them.
 Outputs that are not numbers (labels, candidates) are mapped to the indices
 of their sorted distinct values, shared by both sides (`details["categories"]`).
 """
@@ -50,7 +33,8 @@ from .adapters import as_mechanism
 from .battery import Battery
 from .claims import NeighbouringPair
 from .defaults import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, coerce_claim, coerce_rng
-from .findings import Finding, check_kinds
+from .findings import NON_FINITE, Finding, check_kinds
+from .non_finite import non_finite_bound
 from .report import AuditReport
 from .testers import LowerBound, check_confidence
 
@@ -74,7 +58,50 @@ def run_audit(
     value: Any = None,
     kinds: "str | Sequence[str] | None" = None,
 ) -> AuditReport:
-    """Audit `mechanism` against `claim`; see the module docstring."""
+    """Audit `mechanism` on neighbouring inputs against `claim`; return an `AuditReport`.
+
+    Parameters
+    ----------
+    mechanism : what is audited, in one of two call shapes.  Many runs at once:
+        a callable `mechanism(dataset, rng, n)` returning n independent runs
+        along axis 0 (an adapter, a bandit transcript builder, a broken
+        control).  One run: an object with `release(value, rng)` (every
+        mechanism of `privbandit.mechanisms`; called n times), or a plain
+        `release(value, rng)` function wrapped as `ReleaseAdapter(release,
+        batched=False)` -- the same objects `sum_canaries` takes for a one-run
+        audit.  OpenDP measurements and diffprivlib mechanisms are wrapped for
+        you (`as_mechanism`); anything else is refused naming the adapter.
+    pairs : one `NeighbouringPair`, a sequence of them, or a generator
+        `pairs(rng) -> NeighbouringPair` called `pair_count` times.
+    claim : the guarantee under test: a `Claim`, an epsilon, an (epsilon,
+        delta) tuple or a privacy event (read at `delta` through the pure-DP
+        or exact-Gaussian accountant); its delta is the delta the testers
+        bound at.  May be given positionally after `pairs`, or after `tester`.
+    tester : None (the default battery, `privbandit.audits.battery`) or any
+        object with `bound(outputs0, outputs1, *, delta, confidence) ->
+        LowerBound`.
+    samples : runs per side of each pair (default `DEFAULT_SAMPLES` = 100,000;
+        at least 4).
+    rng : a `numpy.random.Generator` or an int seed (default 0).
+    confidence : of the reported lower bound (default 0.99).
+    delta : the delta at which an epsilon or event claim is read (None: 0).
+    name : the report's mechanism name (default: the callable's name).
+    pair_count : how many pairs a generator `pairs` draws (default 1).
+    batch_size : draw the runs in chunks of this many (memory), same numbers.
+    float_model, value : add the floating-point reachability tester to the
+        battery (`privbandit.audits.floating`; not with an explicit tester).
+    kinds : None (every kind of finding) or e.g. "distributional": the
+        battery then runs distributional testers only, and an explicit
+        tester's bounds of other kinds are dropped
+        (`privbandit.audits.findings`).  Non-finite outputs are always checked.
+
+    The verdict is "violation" when the lower bound exceeds the claimed
+    epsilon or the mechanism released NaN or an infinity; a correct
+    mechanism gets a violation with probability at most 1 - confidence.
+    Raises `InvalidParameterError` (a ValueError) for bad arguments, naming
+    the value, and `TypeError` when the mechanism cannot be called as
+    `mechanism(dataset, rng, n)`.
+    """
     tester, claim = _tester_and_claim(args, tester, claim)
     claim = coerce_claim(claim, delta)
     mechanism = as_mechanism(mechanism)
@@ -101,6 +128,10 @@ def run_audit(
         out0 = _draw(mechanism, pair.dataset, rng0, samples, batch_size)
         out1 = _draw(mechanism, pair.neighbour, rng1, samples, batch_size)
         out0, out1, categories = _encode(out0, out1)
+        garbage = non_finite_bound(out0, out1, delta=claim.delta, confidence=per_pair)
+        if garbage is not None:  # the testers cannot read NaN or infinities: a finding as is
+            results.append((pair, garbage))
+            continue
         kwargs = {"inputs": (pair.dataset, pair.neighbour)} if getattr(
             tester, "needs_inputs", False) else {}
         results.append((pair, tester.bound(out0, out1, delta=claim.delta, confidence=per_pair,
@@ -135,7 +166,7 @@ def run_audit(
 def _of_kinds(results: list, kinds: tuple[str, ...], tester: Any) -> list:
     """(pair, bound) for each pair and requested kind its tester searched."""
     out = [(pair, found[k]) for pair, b in results
-           for found in [b.by_kind()] for k in kinds if k in found]
+           for found in [b.by_kind()] for k in (*kinds, NON_FINITE) if k in found]
     if not out:
         raise invalid("kinds", kinds, f"kinds that the tester {getattr(tester, 'name', tester)} "
                       f"searches ({sorted(results[0][1].by_kind())})")
@@ -145,7 +176,7 @@ def _of_kinds(results: list, kinds: tuple[str, ...], tester: Any) -> list:
 def _findings(results: list, kinds: tuple[str, ...]) -> list[Finding]:
     """The largest bound of each kind over the pairs, with its tester and evidence."""
     out = []
-    for kind in kinds:
+    for kind in (*kinds, NON_FINITE):
         of_kind = [b for _, b in results if b.kind == kind]
         if of_kind:
             b = max(of_kind, key=lambda b: b.epsilon)

@@ -29,6 +29,13 @@ and rewards:
     matrix_pairs(dim, size, relation, norm_bound=1.0)
     reward_pairs(size, relation, lo=0.0, hi=1.0)
 
+Audits inside `@given`: decorate the test with `@audit_settings` (or load the
+profile "privbandit-audits": `settings.load_profile(AUDIT_PROFILE)`, or
+`pytest --hypothesis-profile=privbandit-audits` once this module is
+imported).  No deadline, 5 examples, and no shrinking: a failing audit is
+reported on the first example that fails, not after one audit per shrink
+step.
+
 Orthogonal-mask partitions (`privbandit.mechanisms.masks`): `mask_widths()`,
 `invalid_mask_widths()` (refused with MaskError), `orthogonal_masks(widths)`,
 `masks_with_contexts(arms, norm_bound)`.
@@ -41,6 +48,7 @@ from typing import Any
 import numpy as np
 
 try:
+    from hypothesis import HealthCheck, Phase, settings
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 except ImportError as err:  # without the test extra: say which one to install
@@ -65,6 +73,20 @@ from privbandit.mechanisms.masks import OrthogonalMask
 from .claims import NeighbouringPair
 
 SearchStrategy = st.SearchStrategy
+
+# -- running audits inside @given -----------------------------------------------------------
+AUDIT_PROFILE = "privbandit-audits"
+audit_settings = settings(
+    deadline=None,  # one audit draws thousands of runs: far over the 200 ms default
+    max_examples=5,
+    # No shrinking: each attempt to shrink a failing example runs a whole audit (one user
+    # saw 76 s), and a refuted claim is as clear on the first failing example.
+    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target),
+    suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large),
+    print_blob=True,  # the failure's reproduction blob, for @reproduce_failure
+    report_multiple_bugs=False,  # stop at the first refuted claim
+)
+settings.register_profile(AUDIT_PROFILE, audit_settings)
 
 # -- neighbouring relations (docs/privacy_relations.md) -------------------------------------------
 RECORD_LEVEL = "record-level"  # fixed-length stream: one step's record present vs absent (zero)

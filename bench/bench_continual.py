@@ -10,7 +10,9 @@ OpenDP sampler costs the same for every mechanism per released entry and
 would dominate).  The exact square-root factorization (unbounded memory) is
 computed alongside as the reference for what the BLT's bounded memory costs.
 Timings are the best of several batches run in this process (shared
-machine), and the ratios compare mechanisms timed in the same run.  Ends
+machine), and the ratios compare mechanisms timed in the same run.  The
+variance queries: one `prefix_variances()` and 10,000 `prefix_variance(t)`
+calls over T = 10,000, per mechanism (`*_variance_queries_s`).  Ends
 with one `key: value` line per figure.
 
     .venv/bin/python bench/bench_continual.py [--quick]
@@ -26,6 +28,7 @@ import numpy as np
 from privbandit.accounting import calibrate_gaussian_sigma
 from privbandit.mechanisms import continual_release
 from privbandit.mechanisms.blt import sqrt_coefficients
+from privbandit.mechanisms.factorization import _prefix_units
 from privbandit.mechanisms.samplers import FAST
 
 EPSILON, DELTA = 1.0, 1e-5
@@ -34,12 +37,21 @@ KINDS = ("tree", "honaker", "mf")
 DIM = 11  # d + 1 with d = 10
 
 
-def step_variances(mech) -> np.ndarray:
-    """Per-entry prefix-noise variance at every step 1 ... T."""
-    if mech.kind == "mf":  # sigma^2 * cumulative sum of b_k^2, b = cumsum(d)
-        b = np.cumsum(mech.factor.inverse_coefficients(mech.horizon))
-        return mech.sigma**2 * np.cumsum(b * b)
-    return np.array([mech.prefix_variance(t) for t in range(1, mech.horizon + 1)])
+def variance_query_seconds(horizon: int, calls: int, batches: int) -> dict[str, float]:
+    """Best of `batches` timings, per mechanism, of `calls` prefix_variance(t) queries over
+    the horizon plus one prefix_variances(), on fresh streams."""
+    best = dict.fromkeys(KINDS, math.inf)
+    steps = np.linspace(1, horizon, calls).astype(int)
+    for _ in range(batches):
+        for kind in KINDS:
+            _prefix_units.cache_clear()  # cold: the mf table is computed inside the timing
+            mech = continual_release(kind, (), horizon, sigma=1.0)
+            start = time.perf_counter()
+            mech.prefix_variances()
+            for t in steps:
+                mech.prefix_variance(int(t))
+            best[kind] = min(best[kind], time.perf_counter() - start)
+    return best
 
 
 def sqrt_reference(horizon: int) -> tuple[float, float]:
@@ -90,7 +102,7 @@ def main() -> None:
         for kind in KINDS:
             mech = continual_release(kind, (), horizon, epsilon=EPSILON, delta=DELTA,
                                      sampler=FAST)
-            v = step_variances(mech)
+            v = mech.prefix_variances()
             assert math.isclose(v.max(), mech.max_prefix_variance(), rel_tol=1e-9)
             worst[kind] = math.sqrt(v.max())
             memory = continual_release(kind, (DIM, DIM), horizon, sigma=1.0, symmetric=True,
@@ -119,6 +131,10 @@ def main() -> None:
     figures["mf_over_tree_max_std"] = figures[f"mf_{last}_max_std"] / tree_std
     figures["honaker_over_tree_max_std"] = figures[f"honaker_{last}_max_std"] / tree_std
     figures["mf_increments_per_s"] = figures[f"mf_{last}_increments_per_s"]
+    queries = variance_query_seconds(10_000, 10_000, 1 if args.smoke else 5)
+    for kind in KINDS:
+        figures[f"{kind}_variance_queries_s"] = queries[kind]
+    figures["mf_over_tree_variance_queries"] = queries["mf"] / queries["tree"]
     for key, value in figures.items():
         print(f"{key}: {value:.6g}")
 

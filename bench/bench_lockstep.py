@@ -17,7 +17,7 @@ ratios (best times printed as context).
   d = 10, K = 10, 20 users, 5 servers, the study defaults), through its
   study entry (world built per seed on both sides), R = 16, --fclub-rounds;
 - `lockstep_speedup_fclub_private`: CDP-FCLUB-DC acting on raw buffers as
-  the paper does ("cdp-fclub-dc", act_on = "raw", tree privatizers,
+  the paper does ("cdp-fclub-dc-paper": raw buffers, tree privatizers,
   every-round releases, otherwise study defaults, epsilon = 1) in the same world and
   way: each round's noise is drawn per replicate, with its own generator, on
   both sides.  (The defaults acting on released statistics only, and the
@@ -145,7 +145,7 @@ def main() -> None:
             (None, None, args.fclub_rounds, r), args.repeats),
         "lockstep_speedup_fclub_private": compare(
             "cdp-fclub-dc (raw buffers) main-job world",
-            fclub_sides("cdp-fclub-dc", act_on="raw", mechanism="tree", schedule="every-round"),
+            fclub_sides("cdp-fclub-dc-paper", mechanism="tree", schedule="every-round"),
             (None, None, args.fclub_rounds, r), args.repeats),
     }
     for key, value in figures.items():

@@ -3,9 +3,9 @@
 A black-box audit that reads "consistent, epsilon >= 0" is evidence of privacy
 only if it would have seen a leak.  For each registry entry and size (horizon
 T, n transcripts per world) this prints the audit's own bound on the entry, on
-its registry audit world (`privbandit.auditing.end_to_end.AUDIT_WORLDS`, as
-`privbandit audit --black-box` runs it)
-(reward of round 5 flipped; epoch 0 or the first draw for the federated and
+its first audit world with the flip its audit profile declares
+(`registry.AuditProfile.black_box`, as `privbandit audit --black-box` runs it:
+reward of round 5 flipped; epoch 0 or the first draw for the federated and
 anonymous bandits), the largest bound n transcripts per world can give, and
 the bounds it finds on known leaks planted in the same transcripts (one extra
 release costing exactly 2, 8 or 32 times the claim:
@@ -25,54 +25,34 @@ import argparse
 import time
 from dataclasses import replace
 
-import numpy as np
-
 from privbandit.auditing.black_box import (
-    BLACK_BOX_FLIPS,
     POWER_MULTIPLES,
-    _transcript,
-    audit_entry_transcripts,
+    audit_target_transcripts,
+    sample_entry,
 )
-from privbandit.auditing.end_to_end import FlippedReward, audit_config, small_config
-from privbandit.audits import audit_pairs
+from privbandit.auditing.end_to_end import audit_target
+from privbandit.auditing.target import AuditTarget
 from privbandit.audits.transcript import audit_transcripts
 from privbandit.registry import get_algorithm
-from privbandit.runtime import play_setup, seed_sequence, seed_streams
+from privbandit.schema import defaults
 
 SIZES = ("cdp-fclub-dc+:32:200,cdp-fclub-dc+:32:1000,cdp-fclub-dc+:256:200,"
          "cdp-fedc3ucb-h:32:200,cdp-fedc3ucb-h+:32:200,cdp-mab:3000:200,cdp-mab:3000:1000")
 
 
-def record_level(config: dict, seed: int, at: int):
-    """`sample(which, rng)` of the record-level guarded federation (a known leak)."""
-    from pair_loss import RecordLevelGuarded
+def record_level(config: dict) -> AuditTarget:
+    """The record-level guarded federation (a known leak) on `config`."""
+    from pair_loss import record_level as control
 
-    def sample(which: int, rng: np.random.Generator):
-        streams = seed_streams(seed)
-        streams["policy"] = np.random.default_rng(seed_sequence(int(rng.integers(2**63))))
-        built = get_algorithm("cdp-fclub-dc+").setup(config, seed, streams)
-        leaky = replace(built, protocol=RecordLevelGuarded(built.protocol.config,
-                                                           built.protocol.plan))
-        if which:
-            FlippedReward(built.env, at)
-        return _transcript(lambda world: play_setup(leaky.on(world), streams, seed), built.env)
-    return sample
-
-
-def forced_loss(config: dict, seed: int, at: int) -> float:
-    """The white-box pair loss of the record-level design (the seed's own coins)."""
-    from pair_loss import control_pair
-
-    report = audit_pairs({"flip": control_pair(config, seed, at)}, config["delta"], None)
-    return report.worst.epsilon
+    return replace(AuditTarget.of("cdp-fclub-dc+", config), variant=control)
 
 
 def measure(name: str, horizon: int, n: int, epsilon: float) -> dict[str, float]:
-    config = {**audit_config(name, epsilon), "horizon": horizon}
-    at = BLACK_BOX_FLIPS.get(name, 5)
+    target = AuditTarget.of(name, epsilon=epsilon).with_horizon(horizon)
+    flip = target.profile.black_box[1]
     power = tuple(m * epsilon for m in POWER_MULTIPLES)
     start = time.perf_counter()
-    report = audit_entry_transcripts(name, config, 3, at, n, rng=0, power=power)
+    report = audit_target_transcripts(target, 3, flip, n, rng=0, power=power)
     key = f"{name}_T{horizon}_n{n}"
     found = {p["planted_epsilon"]: p["epsilon_lower_bound"] for p in report.details["power"]}
     out = {f"{key}_bound": report.epsilon_lower_bound,
@@ -82,10 +62,12 @@ def measure(name: str, horizon: int, n: int, epsilon: float) -> dict[str, float]
             f"ceiling {report.details['ceiling']:.3g}; planted "
             + ", ".join(f"{e:g} -> {b:.3g}" for e, b in found.items()))
     if name == "cdp-fclub-dc+":  # on the entry's default world, as pair_loss.py
-        config = {**small_config(name, epsilon), "horizon": horizon}
-        sample = record_level(config, 3, at)
-        leak = audit_transcripts(sample, n, (epsilon, config["delta"]), rng=0)
-        exact = forced_loss(config, 3, at)
+        entry = get_algorithm(name)
+        leaky = record_level({**entry.defaults, "epsilon": epsilon, "horizon": horizon,
+                              "environment": defaults(entry.environment)})
+        delta = leaky.config["delta"]
+        leak = audit_transcripts(sample_entry(leaky, flip, 3), n, (epsilon, delta), rng=0)
+        exact = audit_target(leaky, 3, (flip,)).worst.epsilon  # the white-box pair loss
         out[f"{key}_record_level_forced"] = exact
         out[f"{key}_record_level_bound"] = leak.epsilon_lower_bound
         line += (f"; record-level leak (forced loss {exact:.3g}) -> "

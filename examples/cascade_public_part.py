@@ -40,7 +40,8 @@ import argparse
 
 import numpy as np
 
-from privbandit.auditing.end_to_end import audit_config, differing_releases, setup
+from privbandit.auditing.end_to_end import differing_releases
+from privbandit.auditing.target import AuditTarget
 from privbandit.cascade import IndependentCascadeUCB
 from privbandit.cascade.oracle import observed_positions
 from privbandit.envs import seed001_environment
@@ -55,7 +56,7 @@ IPS_CAP = 4.0
 def gram_changes(epsilon: float, flips: int, seed: int = 3) -> list[tuple[int, float, float]]:
     """(round, largest Gram-block change, trace of the change) of each flip that moved a
     release input, on the entry's audit world."""
-    config = audit_config(NAME, epsilon)
+    config = dict(AuditTarget.of(NAME, epsilon=epsilon).config)
     horizon = int(config["horizon"])
     out = []
     for at in np.linspace(5, horizon - 2, flips).astype(int):
@@ -70,17 +71,16 @@ def gram_changes(epsilon: float, flips: int, seed: int = 3) -> list[tuple[int, f
 
 def position_one_share(epsilon: float, horizon: int, seed: int = 0) -> tuple[int, int]:
     """(rounds, examined items) of the entry's run on its default world."""
-    config = {**audit_config(NAME, epsilon), "horizon": horizon}
-    env, play = setup(NAME, config, seed)
-    act, examined = env.act, []
-
-    def counted(t, action):
-        out = act(t, action)
-        examined.append(observed_positions(int(out.feedback), env.list_len))
-        return out
-
-    env.act = counted
-    play(env)
+    built, streams = AuditTarget.of(NAME, epsilon=epsilon).with_horizon(horizon).setup(seed)
+    env, policy, rng, examined = built.env, built.protocol, streams["policy"], []
+    env.reset(streams["rounds"])
+    policy.start(env, horizon, rng)
+    for t in range(horizon):  # round by round, to read each round's examined items
+        _, user, items = env.observe(t)
+        action = policy.select(items, user, t, rng)
+        feedback = env.act(t, action).feedback
+        policy.update(items, user, action, feedback, t)
+        examined.append(observed_positions(int(feedback), env.list_len))
     return len(examined), int(np.sum(examined))
 
 

@@ -20,7 +20,7 @@ ENVIRONMENT = {"dim": 10, "users": 20, "clusters": 4, "servers": 5, "items": 10}
 BASE_SEED = 2022
 LABELS = {"fclub": "FCLUB", "fclub-dc": "FCLUB-DC", "cdp-fclub-dc": "CDP-FCLUB-DC",
           "club-per-server": "CLUB", "sclub-per-server": "SCLUB",
-          "linucb-per-user": "LinUCB", "homo": "Homo", "homo-dc": "Homo-DC"}
+          "linucb": "LinUCB", "homo": "Homo", "homo-dc": "Homo-DC"}
 
 
 def ratings_world(path: Path) -> dict[str, Any]:

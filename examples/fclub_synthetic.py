@@ -27,9 +27,9 @@ from pathlib import Path
 
 from fclub_common import LABELS, band, final, groups, mean_sd, pyplot, run
 
-BASELINES = ("club-per-server", "sclub-per-server", "linucb-per-user", "homo", "homo-dc")
+BASELINES = ("club-per-server", "sclub-per-server", "linucb", "homo", "homo-dc")
 FEDERATED = ("fclub", "fclub-dc", "cdp-fclub-dc")
-PRIVATE = {"epsilon": 1.0, "delta": 0.1, "calibration": "tight"}
+PRIVATE = {"epsilon": 1.0, "delta": 0.1}
 
 
 SCALED = "CDP-FCLUB-DC (beta x 0.1)"

@@ -26,19 +26,15 @@ TABLE's size; `tests/privbandit/auditing/test_end_to_end.py` checks the page aga
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 import numpy as np
 
-from privbandit.auditing.end_to_end import (
-    FlippedReward,
-    audit_entry,
-    neighbour_pair,
-    released_rounds,
-)
-from privbandit.audits.environment import audit_pairs
+from privbandit.auditing.end_to_end import audit_entry, released_rounds
+from privbandit.auditing.target import AuditTarget
+from privbandit.envs.neighbours import Flip
 from privbandit.fclub.guarded import GuardedFederatedClub
 from privbandit.registry import get_algorithm
-from privbandit.runtime import run
 from privbandit.schema import defaults
 
 
@@ -60,14 +56,9 @@ def config(name: str, horizon: int, epsilon: float, **params) -> dict:
             "environment": defaults(entry.environment)}
 
 
-def control_pair(cfg: dict, seed: int, at: int):
-    def play(which: int):
-        built = get_algorithm("cdp-fclub-dc+").setup(cfg, seed)
-        leaky = RecordLevelGuarded(built.protocol.config, built.protocol.plan)
-        if which:
-            FlippedReward(built.env, at)
-        return run(leaky, built.env, built.horizon, seed)
-    return play
+def record_level(built):
+    """What the control builds: the guarded entry's run with `RecordLevelGuarded` in it."""
+    return replace(built, protocol=RecordLevelGuarded(built.protocol.config, built.protocol.plan))
 
 
 # the size of the table in docs/privacy_relations.md: horizon, seed, epsilon
@@ -78,7 +69,7 @@ ROWS = (
     ("CDP-FCLUB-DC+ (billboard, the default)", "cdp-fclub-dc+", {}),
     ("CDP-FCLUB-DC (acts on released statistics, the default)", "cdp-fclub-dc", {}),
     ("CDP-FCLUB-DC `paper` preset (raw buffers between uploads), at its delta = 0.1",
-     "cdp-fclub-dc", "paper"),
+     "cdp-fclub-dc-paper", "paper"),
 )
 
 
@@ -88,7 +79,7 @@ def cell(finding) -> str:
         return "unbounded"
     noised = finding.releases - finding.public
     if finding.differing == 0:
-        where = " (its record never released)" if "(local)" in finding.pair else ""
+        where = "" if finding.evidence else " (its record never released)"
         return f"0, none of {noised:,} differ{where}"
     return (f"ε = {finding.epsilon:.3g} (μ {finding.mu:.3g}), {finding.differing} of "
             f"{noised:,} differ")
@@ -98,8 +89,7 @@ def table(horizon: int, seed: int, epsilon: float) -> tuple[str, dict]:
     """(the markdown table, each row's report) of the four variants, each flipped at the
     first and the last round whose record CDP-FCLUB-DC+ releases and at a local round
     between them (chosen from its run: `privbandit.auditing.end_to_end.released_rounds`)."""
-    shared, _ = released_rounds("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, epsilon),
-                                seed)
+    shared = released_rounds("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, epsilon), seed)
     local = next(t for t in range(shared[0] + 1, horizon) if t not in shared)
     flips = (shared[0], local, shared[-1])
     kinds = ("shared", "local", "shared")
@@ -108,13 +98,10 @@ def table(horizon: int, seed: int, epsilon: float) -> tuple[str, dict]:
              "|---" * (len(flips) + 1) + "|"]
     reports = {}
     for label, name, params in ROWS:
-        if params is None:
-            cfg = config(name, horizon, epsilon)
-            pairs = {f"flip at {a}": control_pair(cfg, seed, a) for a in flips}
-            report = audit_pairs(pairs, cfg["delta"], epsilon)
-        else:
-            preset = get_algorithm(name).presets[params] if params else {}
-            report = audit_entry(name, config(name, horizon, epsilon, **preset), seed, flips)
+        variant = record_level if params is None else None
+        preset = get_algorithm(name).presets[params] if params else {}
+        report = audit_entry(name, config(name, horizon, epsilon, **preset), seed, flips,
+                             variant=variant)
         reports[label] = report
         lines.append(f"| {label} | " + " | ".join(cell(f) for f in report.findings) + " |")
     return "\n".join(lines), reports
@@ -124,30 +111,26 @@ def same_server(horizon: int, seed: int, at: int, epsilon: float = 1.0) -> tuple
     """(how many, of all) actions CDP-FCLUB-DC+ shows the other users of the flipped user's
     server after a flip at local round `at` differ from the unflipped run's (same coins:
     nothing released moves, so both runs share their transcript)."""
-    cfg = config("cdp-fclub-dc+", horizon, epsilon)
+    target = AuditTarget.of("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, epsilon))
 
     def actions(flip: bool):
-        built = get_algorithm("cdp-fclub-dc+").setup(cfg, seed)
-        env, log, who = built.env, [], {}
-        observe, act = env.observe, env.act
-
-        def observed(t):
-            got = observe(t)
-            who["user"] = int(got[1])
-            return got
-
-        def acted(t, action):
-            log.append((t, who["user"], int(np.ravel(action)[0])))
-            return act(t, action)
-
-        env.observe, env.act = observed, acted
-        hit = FlippedReward(env, at) if flip else None
-        run(built.protocol, env, built.horizon, seed)
-        return log, hit, built.protocol.server
+        """Each round's (t, user, action), played round by round on the world or its
+        neighbour flipped at round `at`; and that world."""
+        built, streams = target.setup(seed)
+        world = built.env.neighbour(Flip(at)) if flip else built.env
+        policy, rng, log = built.protocol, streams["policy"], []
+        world.reset(streams["rounds"])
+        policy.start(world, built.horizon, rng)
+        for t in range(built.horizon):
+            _, user, items = world.observe(t)
+            action = policy.select(items, user, t, rng)
+            policy.update(items, user, action, world.act(t, action).feedback, t)
+            log.append((t, int(user), int(np.ravel(action)[0])))
+        return log, world, policy.server
 
     base, _, server = actions(False)
-    moved, hit, _ = actions(True)
-    user = hit.flipped["user"]
+    moved, world, _ = actions(True)
+    user = world.changed["user"]
     later = [(a, b) for a, b in zip(base, moved, strict=True)
              if a[0] > at and a[1] != user and server[a[1]] == server[user]]
     return sum(a[2] != b[2] for a, b in later), len(later)
@@ -168,9 +151,9 @@ def main() -> None:
     horizon, flips = args.horizon, [int(f) for f in args.flips.split(",")]
     if args.smoke:
         horizon, flips = 256, [5, 100]
-    paper = get_algorithm("cdp-fclub-dc").presets["paper"]
+    paper = get_algorithm("cdp-fclub-dc-paper").presets["paper"]
     variants = {
-        "cdp_fclub_dc_paper": ("cdp-fclub-dc", paper),
+        "cdp_fclub_dc_paper": ("cdp-fclub-dc-paper", paper),
         "cdp_fclub_dc": ("cdp-fclub-dc", {}),
         "cdp_fclub_dc_plus": ("cdp-fclub-dc+", {}),
         "record_level_guarded": ("cdp-fclub-dc+", None),
@@ -178,17 +161,14 @@ def main() -> None:
     worst = {}
     for key, (name, params) in variants.items():
         cfg = config(name, horizon, args.epsilon, **(params or {}))
-        if params is None:
-            pairs = {f"flip at {a}": control_pair(cfg, args.seed, a) for a in flips}
-        else:
-            pairs = {f"flip at {a}": neighbour_pair(name, cfg, args.seed, a)[0] for a in flips}
-        delta = cfg.get("delta", 1e-5)
-        report = audit_pairs(pairs, delta, None)
+        report = audit_entry(name, cfg, args.seed, flips,
+                             variant=record_level if params is None else None)
+        delta = report.delta
         print(f"{key} (claim epsilon {args.epsilon:g}, delta {delta:g}, T = {horizon}):")
         print(report.describe())
         worst[key] = report.worst.epsilon
-    shared, _ = released_rounds("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, args.epsilon),
-                                args.seed)
+    shared = released_rounds("cdp-fclub-dc+", config("cdp-fclub-dc+", horizon, args.epsilon),
+                             args.seed)
     local = next(t for t in range(flips[0], horizon) if t not in shared)
     moved, shown = same_server(horizon, args.seed, local, args.epsilon)
     print(f"cdp_fclub_dc_plus: a local flip at round {local} changes {moved} of the {shown} "

@@ -6,7 +6,7 @@ K = 4) run with the paper's release structure (`schedule = "every-round"`: the
 stream steps at every observation and the upload trigger reads each noisy
 prefix) and with data-independent batches (`fixed`: horizon // 32 rounds;
 `doubling`: epochs from 64 rounds), each record in one release, at delta = 1e-5
-and the tree mechanism; CDP-FCLUB-DC also with `detection = "noise-aware"`.
+and the tree mechanism.
 Going alone (CLUB per server; FedInd) is the reference; the guarded
 algorithms, which do better, are compared in fclub_budget.py and
 cascade_private.py.
@@ -32,9 +32,8 @@ FCLUB_VARIANTS = {
     "every-round": {"schedule": "every-round"},
     "fixed": {"schedule": "fixed"},
     "doubling": {"schedule": "doubling", "batch": 64},
-    "fixed+noise-aware": {"schedule": "fixed", "detection": "noise-aware"},
 }
-CASCADE_VARIANTS = {k: v for k, v in FCLUB_VARIANTS.items() if "detection" not in v}
+CASCADE_VARIANTS = FCLUB_VARIANTS
 FAMILIES = {  # family: (private algorithm, going alone, variants, environment)
     "fclub": ("cdp-fclub-dc", "club-per-server", FCLUB_VARIANTS, {}),
     "cascade": ("cdp-fedc3ucb-h", "fedind", CASCADE_VARIANTS, {}),

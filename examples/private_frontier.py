@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from privbandit.fclub import server_of_users
-from privbandit.mechanisms import PublicFeatures
 from privbandit.policies.base import Policy
 from privbandit.private import ReleasePlan, RewardNoiseRidge, RewardStreams, exact_gram_scores
 from privbandit.registry import get_algorithm
@@ -83,8 +82,7 @@ class OracleCluster(Policy):
         self.gram[k] += np.outer(x, x)
         self.b[k] += y * x
         if self.streams is not None:
-            self.streams.observe(int(self.unit_of[user]), PublicFeatures(x[None], by="oracle"),
-                                 y)
+            self.streams.enter(int(self.unit_of[user]), (x, y), by="oracle")
         if self.mode == "oracle":
             self.model[k] = self.ridge.model(self.gram[k], self.b[k], 0.0)
         elif self.schedule.is_release(t):

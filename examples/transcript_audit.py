@@ -34,11 +34,12 @@ import time
 import numpy as np
 
 from privbandit.auditing.black_box import audit_entry_transcripts
-from privbandit.auditing.end_to_end import small_config
 from privbandit.audits import Claim, audit_pairs
 from privbandit.audits.transcript import audit_transcripts
 from privbandit.mechanisms.gaussian import GaussianVector
 from privbandit.mechanisms.samplers import FAST
+from privbandit.registry import get_algorithm
+from privbandit.schema import defaults
 
 DELTA = 1e-5
 
@@ -85,7 +86,9 @@ def measure(kind: str, mech, claim: Claim, horizon: int, sizes: list[int]) -> di
 
 def entry(name: str, horizon: int, n: int, epsilon: float) -> dict[str, float]:
     """The black-box audit of entry `name`, its reward of round 5 flipped."""
-    config = {**small_config(name, epsilon), "horizon": horizon}
+    entry = get_algorithm(name)  # its defaults, on its default world
+    config = {**entry.defaults, "epsilon": epsilon, "horizon": horizon,
+              "environment": defaults(entry.environment)}
     report = audit_entry_transcripts(name, config, 3, min(5, horizon - 1), n, rng=0,
                                      gaussian=True)
     print(f"{name} (T = {horizon}, n = {n}): {report.verdict}, eps >= "

@@ -16,7 +16,7 @@ import numpy as np
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import as_array
 
-from .errors import ShapeError
+from .errors import OutOfBoundsError, ShapeError
 
 # dtype kinds accepted as real numbers: float, signed and unsigned integers.
 _REAL_KINDS = "fiu"
@@ -93,3 +93,22 @@ def check_shape(name: str, shape: object) -> tuple[int, ...]:
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
             raise invalid(name, shape, "an int or a tuple of ints >= 0")
     return tuple(int(d) for d in dims)
+
+
+def clip_rows(rows: np.ndarray, clip: float, on_excess: str, name: str) -> tuple[np.ndarray, int]:
+    """Each row (last axis) brought to L2 norm <= clip, or OutOfBoundsError naming `name` with
+    on_excess="reject"; returns (rows, how many were scaled down)."""
+    norms = np.sqrt(np.einsum("...i,...i->...", rows, rows))
+    if norms.max(initial=0.0) <= clip:  # the common case: nothing to clip
+        return rows, 0
+    if not np.all(np.isfinite(norms)):  # squares overflowed: scale first
+        top = np.max(np.abs(rows), axis=-1)
+        safe = np.where(top > 0, top, 1.0)
+        norms = top * np.linalg.norm(rows / safe[..., None], axis=-1)
+    over = norms > clip
+    if over.any() and on_excess == "reject":
+        raise OutOfBoundsError(
+            f"{name} must have L2 norm <= clip_norm = {clip:g} per party and record "
+            f"(on_excess='reject'); got one of norm {float(norms[over].max()):.6g}")
+    factor = np.where(over, clip / np.where(over, norms, 1.0), 1.0)
+    return rows * factor[..., None], int(over.sum())

@@ -78,6 +78,11 @@ class BufferedToeplitz:
         powers = np.power(np.asarray(self.theta)[:, None], k - 1)
         return np.concatenate(([1.0], np.asarray(self.omega) @ powers))
 
+    def coefficient_sum(self, n: int) -> float:
+        """c_0 + ... + c_(n-1) = 1 + sum_j omega_j (1 - theta_j**(n-1)) / (1 - theta_j)."""
+        theta = np.asarray(self.theta)
+        return 1.0 + float(np.dot(self.omega, _geometric_sum(theta, check_count("n", n) - 1)))
+
     def column_norm(self, horizon: int) -> float:
         """Largest column norm of the horizon x horizon C (its first column), rounded up.
 
@@ -124,6 +129,11 @@ class BufferedToeplitz:
     def inverse_coefficients(self, n: int) -> np.ndarray:
         """d_0 ... d_(n-1), the coefficients of C^-1."""
         return np.concatenate(list(self._inverse_blocks(check_count("n", n))))
+
+    def prefix_noise_units_all(self, horizon: int) -> np.ndarray:
+        """sum_(k < t) b_k**2 for every t = 1 ... horizon, shape (horizon,): vectorised."""
+        b = np.cumsum(self.inverse_coefficients(check_count("horizon", horizon)))
+        return np.cumsum(b * b)
 
     def prefix_noise_units(self, step: int) -> float:
         """sum_(k < step) b_k**2: the variance of (B z)_step for unit-variance z."""

@@ -2,7 +2,8 @@
 
     continual_release(mechanism, shape, horizon, **options) -> ContinualRelease
     mech.add(increment, rng) -> noisy prefix sum (same shape)
-    mech.event, mech.prefix_variance(step=None), mech.max_prefix_variance(),
+    mech.event, mech.prefix_variance(step=None), mech.prefix_variances(),
+    mech.max_prefix_variance(), mech.error_bound(alpha, step=None, uniform=False),
     mech.user_level_event(k), mech.sigma, mech.steps, mech.horizon, mech.shift
 
 Mechanisms (the options are `TreePrivatizer`'s: sigma, or epsilon and delta
@@ -45,7 +46,7 @@ CONTINUAL_MECHANISMS: dict[str, type[ContinualRelease]] = {
 def continual_release(mechanism: str, shape: object, horizon: int, **options) -> ContinualRelease:
     """A continual-release mechanism by name: "tree", "honaker" or "mf" (module docstring)."""
     cls = CONTINUAL_MECHANISMS[check_choice("mechanism", mechanism, CONTINUAL_MECHANISMS)]
-    allowed = _options(cls)
+    allowed = keyword_options(ContinualRelease, cls)
     for name in options:
         if name not in allowed:
             raise invalid("options", name, f"an option of {mechanism!r}: one of {allowed}")
@@ -54,10 +55,10 @@ def continual_release(mechanism: str, shape: object, horizon: int, **options) ->
     return cls(shape, horizon, **options)
 
 
-def _options(cls: type[ContinualRelease]) -> list[str]:
-    """The keyword options a mechanism class takes: the shared ones, then its own."""
+def keyword_options(base: type, cls: type) -> list[str]:
+    """The keyword options a mechanism class takes: its base's, then its own."""
     names: list[str] = []
-    for owner in (ContinualRelease, cls):
+    for owner in (base, cls):
         names += [name for name, p in inspect.signature(owner.__init__).parameters.items()
                   if p.kind is p.KEYWORD_ONLY and name not in names]
     return names

@@ -23,7 +23,25 @@ from .streaming import ContinualRelease, gamma
 DEFAULT_BUFFERS = 8
 
 
-class MatrixFactorization(ContinualRelease):
+class FactorizationNoise:
+    """The prefix-noise structure of a factorization stream (`_factor`, `_horizon`), in units
+    of one release's variance: prefix t carries sum_(k < t) b_k**2 (shared by the central
+    and the secure factorization streams)."""
+
+    def _variance_units(self, step: int) -> float:
+        return float(self._variance_table()[step - 1])
+
+    def _variance_units_all(self) -> np.ndarray:
+        return self._variance_table().copy()
+
+    def _max_variance_units(self) -> float:
+        return float(self._variance_table()[-1])  # b_k**2 >= 0: the variance grows with t
+
+    def _variance_table(self) -> np.ndarray:
+        return _prefix_units(self._factor, self._horizon)
+
+
+class MatrixFactorization(FactorizationNoise, ContinualRelease):
     """Noisy prefix sums by a streamed Toeplitz factorization A = B C (the "mf" mechanism).
 
     Same arguments as `TreePrivatizer` (shape, horizon, sigma or epsilon and
@@ -78,16 +96,12 @@ class MatrixFactorization(ContinualRelease):
         f = self._factor
         self._omega = np.asarray(f.omega)
         self._decay = np.asarray(f.theta)[:, None]
-        self._column_norm, self._units_at_horizon = _norms(f, self._horizon)
+        self._column_norm = _column_norm(f, self._horizon)
         n = math.prod(self._shape)
         self._n = n
-        # One (buffers, 2 n + 1) array: the buffers of C x (columns :n), of C^-1 y
-        # (n:2n) and of C^-1 applied to a unit impulse (last column), which gives
-        # d_t, hence b_t and the prefix variance as the stream goes.
-        self._buffers = np.zeros((f.buffers, 2 * n + 1))
+        # One (buffers, 2 n) array: the buffers of C x (columns :n) and of C^-1 y (n:).
+        self._buffers = np.zeros((f.buffers, 2 * n))
         self._sum = np.zeros(n)  # running sum of C^-1 y: the prefix estimate
-        self._b = 0.0
-        self._units = 0.0
         # symmetric: every entry reads its upper-triangle twin, so values are exactly symmetric
         if self._symmetric:
             rows, cols = np.indices(self._shape)
@@ -98,9 +112,7 @@ class MatrixFactorization(ContinualRelease):
 
     def _effective_sensitivity(self) -> float:
         clipping = 1.0 + gamma(self._entries() + 4)
-        float_error = self._factor.float_error(self._horizon) * self._records
-        exact = (self._column_norm * (1.0 + self._batch_slack())
-                 + 2.0 * math.sqrt(self._horizon) * float_error)
+        exact = column_sensitivity(self._factor, self._horizon, self._records)
         slack = self._sampler.l2_slack(self._horizon * self._released_entries())
         return self._core_sensitivity() * clipping * exact + slack
 
@@ -118,16 +130,6 @@ class MatrixFactorization(ContinualRelease):
         return FactorizationEvent(GaussianEvent(sigma, sensitivity), self._column_norm,
                                   self._horizon)
 
-    def _variance_units(self, step: int) -> float:
-        if step == self._steps:
-            return self._units
-        if step == self._horizon:
-            return self._units_at_horizon
-        return self._factor.prefix_noise_units(step)
-
-    def _max_variance_units(self) -> float:
-        return self._units_at_horizon
-
     def _state_arrays(self) -> tuple[np.ndarray, ...]:
         return (self._buffers, self._sum)
 
@@ -140,18 +142,14 @@ class MatrixFactorization(ContinualRelease):
         if self._mirror is not None:
             released = released.take(self._mirror)
         noisy = self._noisy(released.reshape(self._shape), rng)  # the only private release
-        w = noisy.ravel() - weighted[n : 2 * n]  # (C^-1 y)_t: post-processing from here
+        w = noisy.ravel() - weighted[n:]  # (C^-1 y)_t: post-processing from here
         if self._mirror is not None:
             w = w.take(self._mirror)
-        d = (1.0 if self._steps == 0 else 0.0) - float(weighted[-1])
         out = self._sum + w
         self._buffers *= self._decay
         self._buffers[:, :n] += flat
-        self._buffers[:, n : 2 * n] += w
-        self._buffers[:, -1] += d
+        self._buffers[:, n:] += w
         self._sum = out
-        self._b += d
-        self._units += self._b * self._b
         return out.reshape(self._shape).copy()
 
     # -- read-only view -------------------------------------------------------------
@@ -175,7 +173,26 @@ class MatrixFactorization(ContinualRelease):
         return self._column_norm
 
 
+def column_sensitivity(factor: BufferedToeplitz, horizon: int, records: int) -> float:
+    """The sensitivity of the streamed C x per clip norm: the largest column norm of C
+    (times 1 + 2 r gamma_r when r > 1 records are summed per step) plus the float error of
+    computing C x on both neighbours over all steps (2 sqrt(horizon) per-step bounds,
+    `BufferedToeplitz.float_error`)."""
+    batch = 2.0 * records * gamma(records) if records > 1 else 0.0
+    float_error = factor.float_error(horizon) * records
+    return _column_norm(factor, horizon) * (1.0 + batch) + 2.0 * math.sqrt(horizon) * float_error
+
+
 @functools.lru_cache(maxsize=64)
-def _norms(factor: BufferedToeplitz, horizon: int) -> tuple[float, float]:
-    """(largest column norm of C, sum of b_k**2 over the horizon): O(horizon), computed once."""
-    return factor.column_norm(horizon), factor.prefix_noise_units(horizon)
+def _column_norm(factor: BufferedToeplitz, horizon: int) -> float:
+    """The largest column norm of C over the horizon: O(horizon), computed once."""
+    return factor.column_norm(horizon)
+
+
+@functools.lru_cache(maxsize=8)
+def _prefix_units(factor: BufferedToeplitz, horizon: int) -> np.ndarray:
+    """sum_(k < t) b_k**2 for t = 1 ... horizon (read-only): O(horizon buffers), computed once
+    per factor and horizon (8 MB at 10**6 steps; the cache keeps the last 8)."""
+    units = factor.prefix_noise_units_all(horizon)
+    units.setflags(write=False)
+    return units

@@ -16,6 +16,7 @@ from privbandit.accounting.events import GaussianEvent
 from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_rng, describe, real_array
+from ._frozen import Frozen
 from .errors import ShapeError
 from .samplers import Sampler, resolve_sampler
 from .tape import constructed, tap, whiten_symmetric
@@ -25,7 +26,7 @@ DEFAULT_MAX_ENTRIES = 2**20
 _SYMMETRY_TOL = 1e-9
 
 
-class _GaussianBase:
+class _GaussianBase(Frozen):
     """Shared construction: sigma, declared sensitivity, sampler, event with grid slack."""
 
     __slots__ = ("_sigma", "_sensitivity", "_sampler", "_max_entries", "_event")
@@ -66,9 +67,6 @@ class _GaussianBase:
         sigma = calib.calibrate_gaussian_sigma(epsilon, delta, sens * cls._whitening + slack,
                                                accountant=accountant)
         return cls(sigma, sens, sampler=sampler, max_entries=max_entries)
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable")
 
     # the factor from the declared sensitivity to the released values' (1: no whitening)
     _whitening = 1.0

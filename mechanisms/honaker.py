@@ -33,7 +33,7 @@ from privbandit.accounting import calibration as calib
 from privbandit.accounting.events import GaussianEvent, TreeAggregationEvent
 
 from .streaming import ContinualRelease
-from .tree import float_sensitivity_factor
+from .tree import float_sensitivity_factor, set_bits
 
 
 def honaker_variances(levels: int) -> np.ndarray:
@@ -104,6 +104,9 @@ class HonakerTree(ContinualRelease):
     def _variance_units(self, step: int) -> float:
         bits = [i for i in range(step.bit_length()) if step >> i & 1]
         return float(self._v[bits].sum())
+
+    def _variance_units_all(self) -> np.ndarray:
+        return self._v @ set_bits(self._horizon)
 
     def _max_variance_units(self) -> float:
         # v decreases with the level, so the lowest bits win: t = 2**m - 1

@@ -14,6 +14,7 @@ from privbandit.accounting.events import LaplaceEvent
 from privbandit.accounting.validation import check_count, check_positive
 
 from ._checks import check_choice, check_interval, check_rng, describe, real_array
+from ._frozen import Frozen
 from .errors import OutOfBoundsError, ShapeError
 from .samplers import Sampler, resolve_sampler
 from .tape import constructed, laplace_loss, tap
@@ -46,7 +47,7 @@ def mean_float_slack(lo: float, hi: float, n: int) -> float:
     return 2.0 * gamma * max(abs(lo), abs(hi))
 
 
-class LaplaceMeans:
+class LaplaceMeans(Frozen):
     """Per-arm means of rewards in [lo, hi] over n samples each, released with Laplace noise.
 
     `release(rewards, rng)` takes raw rewards of shape (..., K, n) and returns
@@ -99,9 +100,6 @@ class LaplaceMeans:
                             ("_event", LaplaceEvent(sens / eps, sens))):
             object.__setattr__(self, name, value)
         constructed(self)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("LaplaceMeans is immutable")
 
     # -- releases -------------------------------------------------------------------
     def release(self, rewards: object, rng: np.random.Generator) -> np.ndarray:

@@ -10,7 +10,9 @@ probability alpha shared by all T releases (union bound),
     shift = psd_shift(v, d + 1, alpha / T)               # = 2 upsilon
 
 hold at every release with probability >= 1 - alpha (each bound for its own
-noise; add the failure probabilities of bounds used together).  With the shift
+noise; add the failure probabilities of bounds used together).
+`mech.error_bound(alpha, uniform=True)` gives the first for a stream's own
+releases (`streaming.ContinualRelease.error_bound`).  With the shift
 added, the noise of the Gram matrix has all eigenvalues in [upsilon, 3 upsilon].
 
 Noise model: every mechanism here releases linear combinations of independent

@@ -11,12 +11,13 @@ that part through a continual-release mechanism (`continual_release`: "mf",
 "tree" or "honaker") and releases the public part exactly beside it, at the
 same steps.
 
-The features must come marked public (`PublicFeatures`, built by the code that
-chose the actions from released data, e.g. a billboard's shared round or an
-algorithm that acts on released statistics only); the stream refuses a bare
-array.  The mark is a promise the end-to-end audit checks: the public part is
-put on the release tape as a `tape.PublicValue`, so a forced replay that finds
-it different between neighbours reports an unbounded loss.
+The features must come marked public (`publication.PublicFeatures`, from the
+`Publication` of the party whose code chose the actions from released data,
+e.g. a billboard's shared round or an algorithm that acts on released
+statistics only); the stream refuses a bare array.  The mark is a promise the
+end-to-end audit checks: the public part is published by that same
+`Publication` (on the tape as a public value), so a forced replay that finds it
+different between neighbours reports an unbounded loss.
 
 Privacy guarantee
 -----------------
@@ -56,40 +57,14 @@ from privbandit.accounting.validation import check_count, check_positive
 from ._checks import check_choice, check_interval, check_rng, real_array
 from .continual import continual_release
 from .errors import OutOfBoundsError
+from .publication import PublicFeatures
 from .samplers import Sampler
 from .streaming import ContinualRelease
-from .tape import PublicValue
 
 # relative tolerance on the feature bound (items normalised in floating point)
 _NORM_TOL = 1e-9
-
-
-class PublicFeatures:
-    """The features (R, d) of R records, marked public by the code that chose their actions.
-
-    `by` says who vouches and why (e.g. "billboard: shared round 17", "acts on
-    released statistics only"): a record's features are public under the
-    interactive relation only when its action was computed from public
-    information, the round's items and outputs already released.  The
-    end-to-end audit checks the promise (`RewardOnlyRelease` module docstring).
-    """
-
-    __slots__ = ("features", "by")
-
-    def __init__(self, features: object, *, by: str) -> None:
-        arr = features
-        if not (type(arr) is np.ndarray and arr.dtype == np.float64  # the per-round path
-                and math.isfinite(float(arr.sum()))):
-            arr = real_array("features", features, None)
-        if arr.ndim != 2:
-            raise invalid("features", f"an array of shape {arr.shape}", "an (R, d) array")
-        if not isinstance(by, str) or not by:
-            raise invalid("by", by, "a non-empty sentence saying why the features are public")
-        self.features = arr
-        self.by = by
-
-    def __len__(self) -> int:
-        return int(self.features.shape[0])
+# the channel the public part is published on
+PUBLIC_PART = "public part of a reward-only release (sum x x^T, sum x, count)"
 
 
 @dataclass(frozen=True)
@@ -116,7 +91,8 @@ class RewardOnlyRelease:
     feature_bound: B; reward_range: (lo, hi); records_per_step: the most
     records one step may hold; changed_records: the most records whose rewards one
     neighbouring change alters (default 1); on_excess: "clip" (rewards) or "reject";
-    sampler: the noise sampler (default float-safe).
+    sampler: the noise sampler (default float-safe); accountant: the one tight
+    calibration certifies with (the ledger's, e.g. "rdp"; default exact).
     """
 
     def __init__(self, dim: int, horizon: int, *, mechanism: str = "mf",
@@ -124,7 +100,7 @@ class RewardOnlyRelease:
                  delta: float | None = None, feature_bound: float = 1.0,
                  reward_range: tuple[float, float] = (0.0, 1.0), records_per_step: int = 1,
                  changed_records: int = 1, on_excess: str = "clip",
-                 sampler: Sampler | None = None) -> None:
+                 sampler: Sampler | None = None, accountant: str = "exact-gaussian") -> None:
         self._dim = check_count("dim", dim)
         self._bound = check_positive("feature_bound", feature_bound)
         try:
@@ -138,8 +114,7 @@ class RewardOnlyRelease:
         self._inner: ContinualRelease = continual_release(
             mechanism, (self._dim,), horizon, sigma=sigma, epsilon=epsilon, delta=delta,
             l2_sensitivity=changed * (self._hi - self._lo) * self._bound, sampler=sampler,
-            records_per_step=records_per_step)
-        self._public = PublicValue("public features (sum x x^T, sum x, count)")
+            records_per_step=records_per_step, accountant=accountant)
         self._gram = np.zeros((self._dim, self._dim))
         self._features = np.zeros(self._dim)
         self._count = 0
@@ -148,7 +123,8 @@ class RewardOnlyRelease:
     def add(self, records: PublicFeatures, rewards: object,
             rng: np.random.Generator) -> RewardRelease:
         """Release the next step holding `records` (0 to records_per_step of them) and their
-        `rewards` (R,): the public prefixes exactly, the reward moments with noise.
+        `rewards` (R,): the public prefixes exactly (published by the `Publication` that
+        marked the records public), the reward moments with noise.
 
         Refuses features that are not `PublicFeatures` or exceed the bound, rewards of
         the wrong shape, NaN or infinite values, and (on_excess="reject") rewards outside
@@ -156,8 +132,9 @@ class RewardOnlyRelease:
         """
         if not isinstance(records, PublicFeatures):
             raise invalid("records", type(records).__name__,
-                          "PublicFeatures: features marked public by the code that chose their "
-                          "actions from released data (a raw array is refused)")
+                          "PublicFeatures: features marked public by the Publication of the "
+                          "party that chose their actions from released data (a raw array is "
+                          "refused)")
         x = records.features
         if x.shape[1] != self._dim:
             raise invalid("records", f"features of shape {x.shape}", f"(R, {self._dim})")
@@ -178,7 +155,8 @@ class RewardOnlyRelease:
         check_rng(rng)
         y = np.clip(y, self._lo, self._hi)
         gram, feats = self._gram + x.T @ x, self._features + x.sum(axis=0)
-        public = self._public.release(np.concatenate((gram.ravel(), feats, [self._count + n])))
+        public = records.by.value(PUBLIC_PART, np.concatenate((gram.ravel(), feats,
+                                                               [self._count + n])))
         centred = self._inner.add_bounded((y - self._centre) @ x, rng)
         self._gram, self._features, self._count = gram, feats, self._count + n
         self._clipped += int(outside.sum())
@@ -233,8 +211,17 @@ class RewardOnlyRelease:
         """Per-entry variance of the moments' noise at `step` (default: the last release)."""
         return self._inner.prefix_variance(step)
 
+    def prefix_variances(self) -> np.ndarray:
+        """Per-entry variance of the moments' noise at every step 1 ... horizon."""
+        return self._inner.prefix_variances()
+
     def max_prefix_variance(self) -> float:
         return self._inner.max_prefix_variance()
+
+    def error_bound(self, alpha: float, *, step: int | None = None,
+                    uniform: bool = False) -> float:
+        """`ContinualRelease.error_bound` (L2) of the released moments; the rest is exact."""
+        return self._inner.error_bound(alpha, step=step, uniform=uniform)
 
     def noise_std(self) -> float:
         """sqrt of the last release's per-entry noise variance (0 before any release)."""

@@ -103,6 +103,19 @@ class PartyKeys:
     def __repr__(self) -> str:
         return f"PartyKeys(public={self.public.hex()[:16]}...)"
 
+    def __reduce__(self):
+        raise _not_copied(self, "an X25519 private key")
+
+
+def _not_copied(holder: object, what: str) -> TypeError:
+    """Secrets and message counters are never pickled or copied: a private key must not
+    leave its process (a worker, a cache, a file), and a copied counter or replay memory
+    would reuse a nonce or accept a replay."""
+    return TypeError(
+        f"{type(holder).__name__} holds {what}, which privbandit never pickles or copies: "
+        "build it in the process that uses it (keys from PartyKeys.generate(); share only "
+        "their `public` bytes)")
+
 
 def new_session() -> bytes:
     """A fresh random 16-byte session id."""
@@ -383,6 +396,9 @@ def open_message(message: bytes, *, recipient: str, recipient_keys: PartyKeys,
 class Sealer:
     """One sender in one session: numbers its messages 0, 1, 2, ... itself."""
 
+    def __reduce__(self):
+        raise _not_copied(self, "a private key and a message counter")
+
     def __init__(self, sender: str, keys: PartyKeys, session: bytes | None = None) -> None:
         _check_id("sender", sender)
         self.sender = sender
@@ -412,6 +428,9 @@ class Sealer:
 
 class Opener:
     """One recipient: its keys, its registered peers, and its replay memory."""
+
+    def __reduce__(self):
+        raise _not_copied(self, "a private key and a replay memory")
 
     def __init__(self, recipient: str, keys: PartyKeys, peers: Mapping[str, bytes]) -> None:
         _check_id("recipient", recipient)
@@ -471,6 +490,9 @@ class ChannelSender:
     messages (not other sessions'), so erase a channel when its session ends.
     """
 
+    def __reduce__(self):
+        raise _not_copied(self, "a session key and a nonce counter")
+
     def __init__(self, sender: str, keys: PartyKeys, recipient: str, recipient_public: bytes,
                  session: bytes | None = None) -> None:
         s_id, r_id = _check_id("sender", sender), _check_id("recipient", recipient)
@@ -513,6 +535,9 @@ class ChannelReceiver:
     check (format, recipient, sender, replay, length, authentication) and changes
     nothing.
     """
+
+    def __reduce__(self):
+        raise _not_copied(self, "a session key and a replay counter")
 
     def __init__(self, recipient: str, keys: PartyKeys, sender: str, sender_public: bytes,
                  hello: object) -> None:

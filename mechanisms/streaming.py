@@ -18,8 +18,9 @@ A subclass describes its structure through a few hooks:
 - `_event_for(sigma, sensitivity)`: the privacy event;
 - `_advance(x, rng)`: release one step (noise added BY the sampler to the
   mechanism's released values), commit the state, return the noisy prefix;
-- `_variance_units(step)`, `_max_variance_units()`: prefix-noise variance per
-  entry in units of sigma**2;
+- `_variance_units(step)`, `_variance_units_all()` (every step at once,
+  vectorised), `_max_variance_units()`: prefix-noise variance per entry in
+  units of sigma**2;
 - `_state_arrays()`: the arrays the stream keeps (for `state_size`).
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from privbandit.accounting import calibration as calib
+from privbandit.accounting.accountants import Accountant
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.events import PrivacyEvent
 from privbandit.accounting.validation import check_count, check_delta, check_positive
@@ -51,14 +53,113 @@ def gamma(n: int) -> float:
     return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
 
 
-class ContinualRelease(ABC):
+class PrefixStream(ABC):
+    """What every stream of noisy prefix sums shares (`ContinualRelease`, the secure streams
+    of `secure_stream`): the horizon check, the prefix-noise variance, the read-only counts.
+
+    Subclasses set `_steps`, `_horizon`, `_clipped`, `_shape`, `_records`, `_nodes`, `kind`
+    and implement `_unit_variance()` (per-entry variance of one release's noise),
+    `_variance_units(step)`, `_variance_units_all()`, `_max_variance_units()` and
+    `_state_arrays()`.
+    """
+
+    @abstractmethod
+    def _unit_variance(self) -> float: ...
+
+    @abstractmethod
+    def _variance_units(self, step: int) -> float: ...
+
+    @abstractmethod
+    def _variance_units_all(self) -> np.ndarray:
+        """`_variance_units(t)` for t = 1 ... horizon, shape (horizon,), vectorised."""
+
+    @abstractmethod
+    def _max_variance_units(self) -> float: ...
+
+    @abstractmethod
+    def _state_arrays(self) -> tuple[np.ndarray, ...]: ...
+
+    def check_open(self, caller: str) -> None:
+        """Raise HorizonExceededError (naming `caller`) when every step of the horizon was
+        used; a caller that changes state before its step asks first."""
+        if self._steps >= self._horizon:
+            raise HorizonExceededError(
+                f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "
+                f"all were used; build a new {type(self).__name__} for further steps")
+
+    def prefix_variance(self, step: int | None = None) -> float:
+        """Per-entry variance of the noise in the prefix released at `step` (default: the last).
+
+        A linear combination of independent node or release noises: exact for
+        the central streams; for symmetric noise this is the off-diagonal
+        variance (the diagonal has twice as much); for the secure streams every
+        party's share is counted (exact without dropouts, an upper bound with
+        them).  `step` counts releases, 1 ... horizon.
+        """
+        if step is None:
+            if not self._steps:
+                raise invalid("step", step, "an integer in [1, horizon] (nothing released yet)")
+            step = self._steps
+        step = check_count("step", step)
+        if step > self._horizon:
+            raise invalid("step", step, f"an integer in [1, horizon = {self._horizon}]")
+        return self._unit_variance() * self._variance_units(step)
+
+    def prefix_variances(self) -> np.ndarray:
+        """`prefix_variance(t)` for every step t = 1 ... horizon, shape (horizon,), vectorised.
+
+        Agrees with `prefix_variance(t)` to a relative 1e-12 (the sums may be
+        taken in another order); its largest entry is `max_prefix_variance()`.
+        """
+        return self._unit_variance() * self._variance_units_all()
+
+    def max_prefix_variance(self) -> float:
+        """The largest `prefix_variance` over the horizon (use it for bounds at every step)."""
+        return self._unit_variance() * self._max_variance_units()
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    @property
+    def horizon(self) -> int:
+        return self._horizon
+
+    @property
+    def clipped(self) -> int:
+        """How many increments (or records) were scaled down to clip_norm."""
+        return self._clipped
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def records_per_step(self) -> int:
+        return self._records
+
+    @property
+    def nodes_per_record(self) -> int:
+        """Releases one record meets (tree nodes; 1 for a factorization)."""
+        return self._nodes
+
+    @property
+    def state_size(self) -> int:
+        """Numbers the stream keeps between steps (its memory)."""
+        return sum(a.size for a in self._state_arrays())
+
+
+class ContinualRelease(PrefixStream):
     """Base class: noisy prefix sums of a stream of increments (see the module docstring).
 
     Constructor arguments (shared by every mechanism):
     shape, horizon (most `add` calls), sigma or (epsilon, delta),
     l2_sensitivity, calibration ("tight"; "paper" for trees), symmetric,
     on_excess ("clip" | "reject"), psd_shift, psd_alpha, clip_norm,
-    paper_formula, sampler.  See `tree.TreePrivatizer` for their meaning.
+    paper_formula, sampler, accountant (the one tight calibration certifies
+    with: "exact-gaussian" by default, or the name or a fresh instance of the
+    ledger's own, e.g. "rdp", so that ledger accepts the stream at exactly its
+    budget).  See `tree.TreePrivatizer` for their meaning.
     records_per_step: the most records one step may hold (`add_records`);
     the float-error slack in the event grows with it.
 
@@ -92,6 +193,7 @@ class ContinualRelease(ABC):
         paper_formula: str = "seed000",
         sampler: Sampler | None = None,
         records_per_step: int = 1,
+        accountant: "str | Accountant" = "exact-gaussian",
     ) -> None:
         self._shape = check_shape("shape", shape)
         self._horizon = check_count("horizon", horizon)
@@ -110,7 +212,7 @@ class ContinualRelease(ABC):
         self._event_sensitivity = self._effective_sensitivity()
         self._sigma = self._resolve_sigma(
             sigma, epsilon, delta, check_choice("calibration", calibration, ("tight", "paper")),
-            paper_formula)
+            paper_formula, accountant)
         self._shift = self._resolve_shift(check_flag("psd_shift", psd_shift), psd_alpha)
         self._event = self._event_for(self._sigma, self._event_sensitivity)
         self._steps = 0
@@ -133,15 +235,6 @@ class ContinualRelease(ABC):
     @abstractmethod
     def _advance(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
-    @abstractmethod
-    def _variance_units(self, step: int) -> float: ...
-
-    @abstractmethod
-    def _max_variance_units(self) -> float: ...
-
-    @abstractmethod
-    def _state_arrays(self) -> tuple[np.ndarray, ...]: ...
-
     def _shift_for(self, alpha: float) -> float:
         """The PSD shift from this mechanism's own prefix-noise variance, all steps at once."""
         return noise_bounds.psd_shift(self.max_prefix_variance(), self._shape[0],
@@ -158,7 +251,11 @@ class ContinualRelease(ABC):
             return dim * (dim + 1) // 2
         return math.prod(self._shape)
 
-    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula) -> float:
+    def _resolve_sigma(self, sigma, epsilon, delta, how, paper_formula, accountant) -> float:
+        if (sigma is not None or how != "tight") and not (
+                isinstance(accountant, str) and accountant == "exact-gaussian"):
+            raise invalid("accountant", accountant, "'exact-gaussian' (unused) unless the "
+                          "calibration is tight from epsilon and delta")
         if sigma is not None:
             if epsilon is not None or delta is not None:
                 raise invalid("sigma", sigma, "None when epsilon and delta are given (not both)")
@@ -171,7 +268,8 @@ class ContinualRelease(ABC):
         epsilon, delta = check_positive("epsilon", epsilon), check_delta("delta", delta)
         if how == "tight":
             return calib.calibrate_gaussian_sigma(
-                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes)
+                epsilon, delta, self._event_sensitivity, nodes_per_record=self._nodes,
+                accountant=accountant)
         if not self.paper_calibration:
             raise invalid("calibration", how,
                           f"'tight' for the {self.kind!r} mechanism (the papers' formulas are "
@@ -184,10 +282,7 @@ class ContinualRelease(ABC):
             return 0.0
         if not self._symmetric:
             raise invalid("psd_shift", psd_shift, "False unless symmetric=True")
-        alpha = check_positive("psd_alpha", psd_alpha)
-        if alpha >= 1:
-            raise invalid("psd_alpha", psd_alpha, "a probability in (0, 1)")
-        return self._shift_for(alpha)
+        return self._shift_for(check_probability("psd_alpha", psd_alpha))
 
     # -- the stream -----------------------------------------------------------------
     def add(self, increment: object, rng: np.random.Generator) -> np.ndarray:
@@ -230,14 +325,6 @@ class ContinualRelease(ABC):
         check_rng(rng)
         x = np.asarray(total, dtype=np.float64).reshape(self._shape)
         return self._step(x, 0, rng)
-
-    def check_open(self, caller: str) -> None:
-        """Raise HorizonExceededError (naming `caller`) when every step of the horizon was
-        used; a caller that changes state before its step asks first."""
-        if self._steps >= self._horizon:
-            raise HorizonExceededError(
-                f"{caller}: the {self.kind} mechanism's horizon is {self._horizon} releases and "
-                f"all were used; build a new {type(self).__name__} for further steps")
 
     def _step(self, x: np.ndarray, clipped: int, rng: np.random.Generator) -> np.ndarray:
         """Advance by the validated increment x; the noisy prefix, shifted if asked."""
@@ -298,11 +385,6 @@ class ContinualRelease(ABC):
         scale = np.where(over, self._clip / np.where(over, norms, 1.0), 1.0)
         return np.einsum("r,r...->...", scale, batch), int(over.sum())
 
-    def _batch_slack(self) -> float:
-        """Relative slack (per clip norm) of summing records_per_step records, both neighbours."""
-        r = self._records
-        return 2.0 * r * gamma(r) if r > 1 else 0.0
-
     def _prepare(self, increment: object) -> tuple[np.ndarray, bool]:
         """The validated, symmetrised and clipped increment, and whether it was clipped."""
         x = real_array("increment", increment, self._shape)
@@ -330,27 +412,59 @@ class ContinualRelease(ABC):
             return self._sampler._add_symmetric(value, self._sigma, rng)
         return self._sampler._add_gaussian(value, self._sigma, rng)
 
-    # -- prefix noise ---------------------------------------------------------------
-    def prefix_variance(self, step: int | None = None) -> float:
-        """Per-entry variance of the noise in the prefix released at `step` (default: the last).
+    def _unit_variance(self) -> float:
+        return self._sigma**2
 
-        Exact for this mechanism (a linear combination of independent node or
-        release noises).  For symmetric noise this is the off-diagonal
-        variance; the diagonal has twice as much.  `step` counts releases,
-        1 ... horizon.
+    def error_bound(self, alpha: float, *, step: int | None = None, uniform: bool = False,
+                    norm: str = "l2") -> float:
+        """A bound on the error of released prefixes, holding with probability >= 1 - alpha.
+
+        The error is the release minus the exact prefix sum of the (clipped)
+        increments: the prefix noise, plus the PSD shift when there is one.
+        One step: `step` (1 ... horizon; default the last release).
+        `uniform=True`: every step 1 ... horizon at once, by a union bound
+        (each step at alpha / horizon, with the largest prefix variance).
+        `norm`: "l2" over all entries (Frobenius for matrices) or "operator"
+        (the spectral norm of a 2-D release).
+
+        The prefix noise is Gaussian with per-entry variance v =
+        `prefix_variance(step)` (independent entries; symmetric noise has
+        N(0, v) off the diagonal and N(0, 2 v) on it, independent up to
+        symmetry), or discrete Gaussian with the grid and exact samplers,
+        v-sub-Gaussian per entry (`noise_bounds`).  L2: the chi-square tail
+        (`noise_bounds.vector_noise_norm_bound`) over the entries, or over the
+        d (d + 1) / 2 free entries of symmetric noise, whose squared Frobenius
+        norm is exactly 2 v times a chi-square of that many degrees.
+        Operator: `symmetric_noise_norm_bound` (symmetric) or
+        `gaussian_matrix_norm_bound`.  The shift adds shift * sqrt(d) (L2) or
+        shift (operator) by the triangle inequality.
         """
-        if step is None:
-            if not self._steps:
-                raise invalid("step", step, "an integer in [1, horizon] (nothing released yet)")
-            step = self._steps
-        step = check_count("step", step)
-        if step > self._horizon:
-            raise invalid("step", step, f"an integer in [1, horizon = {self._horizon}]")
-        return self._sigma**2 * self._variance_units(step)
+        norm = check_choice("norm", norm, ("l2", "operator"))
+        if norm == "operator" and len(self._shape) != 2:
+            raise invalid("norm", norm, f"'l2' for releases of shape {self._shape} "
+                          "('operator' needs a matrix)")
+        if uniform:
+            if step is not None:
+                raise invalid("step", step, "None when uniform=True (every step is bounded)")
+            variance = self.max_prefix_variance()
+            alpha = check_probability("alpha", alpha) / self._horizon
+        else:
+            variance = self.prefix_variance(step)
+            alpha = check_probability("alpha", alpha)
+        return self._noise_norm_bound(variance, alpha, norm)
 
-    def max_prefix_variance(self) -> float:
-        """The largest `prefix_variance` over the horizon (use it for bounds at every step)."""
-        return self._sigma**2 * self._max_variance_units()
+    def _noise_norm_bound(self, variance: float, alpha: float, norm: str) -> float:
+        """The bound of `error_bound` for one prefix of per-entry variance `variance`."""
+        if self._symmetric:
+            dim = self._shape[0]
+            if norm == "operator":
+                return noise_bounds.symmetric_noise_norm_bound(variance, dim, alpha) + self._shift
+            free = dim * (dim + 1) // 2
+            return (noise_bounds.vector_noise_norm_bound(2.0 * variance, free, alpha)
+                    + self._shift * math.sqrt(dim))
+        if norm == "operator":
+            return noise_bounds.gaussian_matrix_norm_bound(variance, *self._shape, alpha)
+        return noise_bounds.vector_noise_norm_bound(variance, self._entries(), alpha)
 
     def user_level_event(self, participations: int) -> PrivacyEvent:
         """The event for a unit contributing up to `participations` increments (a user's stream).
@@ -375,23 +489,6 @@ class ContinualRelease(ABC):
         return self._sigma
 
     @property
-    def steps(self) -> int:
-        return self._steps
-
-    @property
-    def horizon(self) -> int:
-        return self._horizon
-
-    @property
-    def clipped(self) -> int:
-        """How many increments were scaled down to clip_norm."""
-        return self._clipped
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
     def symmetric(self) -> bool:
         return self._symmetric
 
@@ -405,15 +502,6 @@ class ContinualRelease(ABC):
         return self._clip
 
     @property
-    def records_per_step(self) -> int:
-        return self._records
-
-    @property
-    def nodes_per_record(self) -> int:
-        """Gaussian releases one record meets (tree nodes; 1 for a factorization)."""
-        return self._nodes
-
-    @property
     def shift(self) -> float:
         """The multiple of I added to every release (0.0 without psd_shift)."""
         return self._shift
@@ -421,11 +509,6 @@ class ContinualRelease(ABC):
     @property
     def sampler(self) -> Sampler:
         return self._sampler
-
-    @property
-    def state_size(self) -> int:
-        """Floats the stream keeps between steps (its memory)."""
-        return sum(a.size for a in self._state_arrays())
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(shape={self._shape}, horizon={self._horizon}, "
@@ -439,6 +522,14 @@ def frobenius(x: np.ndarray) -> float:
         return math.sqrt(squares)
     top = float(np.abs(x).max())
     return top * math.sqrt(float(np.vdot(x / top, x / top)))
+
+
+def check_probability(name: str, value: object) -> float:
+    """A failure probability in (0, 1)."""
+    p = check_positive(name, value)
+    if p >= 1.0:
+        raise invalid(name, value, "a probability in (0, 1)")
+    return p
 
 
 def check_flag(name: str, value: object) -> bool:

@@ -23,19 +23,22 @@ Public values.  Under the interactive relation some released values need no
 noise: a record whose action came from public information and earlier
 releases has the same features in both neighbours along a forced transcript,
 so its Gram matrix is public; so is every message's metadata (who sent what
-to whom, when, how big) and every cluster or flag computed from releases.
-`PublicValue.release(value)` puts such a value on the tape unnoised; the
-pair's loss reads it exactly: equal in both runs costs nothing, any
-difference is an unbounded loss (the value was not public after all),
-reported with the first differing release (`PairLoss.public_difference`).
+to whom, when, how big) and every cluster, model or flag computed from
+releases.  A party publishes them through its `publication.Publication`,
+which puts each on the tape as a `PublicValue` release, unnoised; the pair's
+loss reads it exactly: equal in both runs costs nothing, any difference is an
+unbounded loss (the value was not public after all), reported with the first
+differing release (`PairLoss.public_difference`).
 
 What an audit reads besides releases (each costs one context-variable read
 when no tape is active): every mechanism constructed while recording
 (`constructed`, `Tape.mechanisms`: the audit checks that what the ledgers paid
 for was released on the tape), and declarations that the data of the round
-being played entered a mechanism's next release (`feeds`, `Tape.declared`:
-which rounds' records are released, with public facts such as a unit's
-released cluster spanning other parties; the audit chooses its flips there).
+being played entered a mechanism's next release (`Publication.fed`,
+`Tape.declared`: which rounds' records are released, by which round, with
+public facts such as a unit's released cluster spanning other parties; the
+audit chooses its flips there and checks each declared record reached a
+release of its mechanism on the tape).
 """
 from __future__ import annotations
 
@@ -72,14 +75,17 @@ class Entry:
 
 @dataclass(frozen=True)
 class Feed:
-    """A declaration (`feeds`): the data of round `round` entered `mechanism`, whose next
-    release after the first `position` releases of the tape carries it; `facts`: public
-    facts about the record (e.g. merged=True)."""
+    """A declaration (`publication.Publication.fed`): the data of round `round` entered
+    `mechanism`, whose next release after the first `position` releases of the tape carries
+    it, at round `until` at the latest (None: no round promised); `facts`: public facts
+    about the record (e.g. unit=3, merged=True); `party`: who declared it."""
 
     mechanism: Any
     round: int | None
     position: int
     facts: dict
+    until: int | None = None
+    party: str = ""
 
 
 @dataclass
@@ -150,16 +156,6 @@ def constructed(mechanism: Any) -> None:
         tape.mechanisms.append(mechanism)
 
 
-def feeds(mechanism: Any, **facts: Any) -> None:
-    """Declare that the data of the round being played enters `mechanism`'s next release;
-    `facts`: public facts about that record (e.g. merged=True: the unit's released cluster
-    spans other parties).  What an audit chooses its flips from (`Tape.released_feeds`); a
-    declaration has no effect on the run and costs one context-variable read without a tape."""
-    tape = _ACTIVE.get()
-    if tape is not None:
-        tape.declared.append(Feed(mechanism, tape.now, len(tape.entries), facts))
-
-
 @contextlib.contextmanager
 def recording(tape: Tape):
     """Record (and, with `tape.forced`, force) every release made inside the block."""
@@ -175,23 +171,25 @@ def recording(tape: Tape):
 class PublicValue:
     """A channel of values released WITHOUT noise because the neighbouring relation makes
     them public (e.g. the Gram matrix of records whose actions came from released data,
-    a message's metadata, clusters computed from releases).
+    a message's metadata, clusters computed from releases); a party's
+    `publication.Publication` makes one per channel it publishes on.
 
     Guarantee: none of its own -- it claims the value is equal in neighbouring
     inputs along any forced transcript, and costs nothing only then.  The
     end-to-end audit checks the claim: a public value that differs between
     neighbours is an unbounded loss (`pair_loss`).  `channel` names the value
     in reports; `describe(value) -> str` (optional) reads one value in words
-    for the report of the first difference.
+    for the report of the first difference; `name`: the channel's name within
+    its publication (e.g. "clusters": what an audit reads a partition from).
     """
 
-    def __init__(self, channel: str, describe: Callable[[np.ndarray], str] | None = None
-                 ) -> None:
+    def __init__(self, channel: str, describe: Callable[[np.ndarray], str] | None = None,
+                 name: str = "") -> None:
         if not isinstance(channel, str) or not channel:
             raise invalid("channel", channel, "a non-empty name of the public value")
         if describe is not None and not callable(describe):
             raise invalid("describe", describe, "None or a callable value -> str")
-        self.channel, self._describe = channel, describe
+        self.channel, self._describe, self.name = channel, describe, name or channel
 
     def release(self, value: np.ndarray) -> np.ndarray:
         """Release `value` as it is (the recorded run's value inside a forced replay)."""

@@ -53,7 +53,33 @@ def psd_bound(sigma: float, dim: int, horizon: int, alpha: float) -> float:
     return sigma * math.sqrt(2 * nu) * (4 * math.sqrt(dim) + 2 * math.log(2 * horizon / alpha))
 
 
-class TreePrivatizer(ContinualRelease):
+def set_bits(horizon: int) -> np.ndarray:
+    """(levels, horizon) booleans: bit i of t, for t = 1 ... horizon (vectorised popcount)."""
+    steps = np.arange(1, horizon + 1)
+    levels = np.arange(max(horizon.bit_length(), 1))[:, None]
+    return (steps >> levels) & 1 == 1
+
+
+def prefix_nodes(step: int) -> int:
+    """How many noisy nodes prefix `step` sums: popcount(step)."""
+    return bin(check_count("step", step)).count("1")
+
+
+class TreeNoise:
+    """The binary tree's prefix-noise structure (`_horizon`), in units of one node's variance:
+    prefix t sums popcount(t) node noises (shared by the central and the secure trees)."""
+
+    def _variance_units(self, step: int) -> float:
+        return float(prefix_nodes(step))
+
+    def _variance_units_all(self) -> np.ndarray:
+        return set_bits(self._horizon).sum(axis=0, dtype=np.float64)
+
+    def _max_variance_units(self) -> float:
+        return float((self._horizon + 1).bit_length() - 1)  # most set bits of any t <= horizon
+
+
+class TreePrivatizer(TreeNoise, ContinualRelease):
     """Noisy prefix sums of a stream of increments, one Gaussian draw per tree node.
 
     Time t = 1, 2, ... completes the dyadic node at level i = (index of the
@@ -94,6 +120,9 @@ class TreePrivatizer(ContinualRelease):
         prefix variance, failure probability psd_alpha / horizon per step;
         about 2.9 times smaller; what `continual_release("tree")` uses).
     sampler : None (the float-safe grid sampler) or e.g. `samplers.FAST`.
+    accountant : the accountant tight calibration certifies with
+        ("exact-gaussian", the default; or the ledger's own, by name or as a
+        fresh instance, so that ledger accepts the tree at exactly its budget).
 
     Prefix noise: `prefix_variance(step)` = popcount(step) sigma**2 per entry
     (off-diagonal), `max_prefix_variance()` = floor(log2(horizon + 1)) sigma**2.
@@ -157,12 +186,6 @@ class TreePrivatizer(ContinualRelease):
             return super()._shift_for(alpha)
         return 2.0 * psd_bound(self._sigma, self._shape[0], self._horizon, alpha)
 
-    def _variance_units(self, step: int) -> float:
-        return float(self.nodes_in_prefix(step))
-
-    def _max_variance_units(self) -> float:
-        return float((self._horizon + 1).bit_length() - 1)  # most set bits of any t <= horizon
-
     def _state_arrays(self) -> tuple[np.ndarray, ...]:
         return (self._exact, self._released)
 
@@ -189,7 +212,7 @@ class TreePrivatizer(ContinualRelease):
     @staticmethod
     def nodes_in_prefix(step: int) -> int:
         """How many noisy nodes prefix `step` sums: popcount(step)."""
-        return bin(check_count("step", step)).count("1")
+        return prefix_nodes(step)
 
     @property
     def event(self) -> TreeAggregationEvent:

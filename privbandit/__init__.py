@@ -7,15 +7,16 @@ aggregation), `privbandit.audits` (empirical audits and attacks), and the bandit
 runtime below them.  The entry points named here load on first use, so
 `import privbandit.accounting` pulls in nothing but NumPy and SciPy.
 """
-from __future__ import annotations
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("privbandit")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
 
-try:
-    __version__ = version("privbandit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+__version__ = _version()
 
 # name -> module that defines it
 _ENTRY_POINTS = {
@@ -35,4 +36,10 @@ def __getattr__(name: str):
     module = _ENTRY_POINTS.get(name)
     if module is None:
         raise AttributeError(f"module 'privbandit' has no attribute {name!r}")
+    from importlib import import_module
+
     return getattr(import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -22,12 +22,12 @@ the rounds in which anything was sent; the run loop reads it as an observer
 
 Every message's metadata -- direction, sender, receiver, round, count, bytes --
 is what other parties see whatever the payload's noise, so it is part of the
-view of every privacy statement.  Inside an end-to-end audit (a tape is
-active, `privbandit.mechanisms.tape`) each `record` puts that metadata on the
-tape as a public value (`PublicValue("communication")`), and the forced
-replay reports any difference between neighbours as an unbounded loss, with
-the first differing message.  Outside an audit this costs one
-context-variable read per record.
+view of every privacy statement.  The log publishes it (its
+`mechanisms.Publication`, "communication" on channel "messages"): inside an
+end-to-end audit each `record` puts that metadata on the tape as a public
+value, and the forced replay reports any difference between neighbours as an
+unbounded loss, with the first differing message.  Outside an audit this
+costs one context-variable read per record.
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.validation import check_count
-from privbandit.mechanisms.tape import PublicValue, active
+from privbandit.mechanisms.publication import Publication
+from privbandit.mechanisms.tape import active
 
 from .errors import config_error
 
@@ -70,7 +71,7 @@ class CommLog:
         self._bytes = dict.fromkeys(DIRECTIONS, 0)
         self._by_party: dict[str, list[int]] = {}
         self._rounds: set[int] = set()
-        self._public: PublicValue | None = None  # made when first recorded inside an audit
+        self.publication = Publication("communication")  # the metadata, public
         self._names: list[str] = []  # party names by code, for the public events
 
     def record(
@@ -99,15 +100,11 @@ class CommLog:
             counts[0] += messages
             counts[1] += nbytes
         if active() is not None:
-            self._view().release(np.array(
+            self.publication.value("messages", np.array(
                 [DIRECTIONS.index(direction), messages, nbytes, -1 if round is None else round,
-                 self._code(sender), self._code(receiver)], dtype=float))
+                 self._code(sender), self._code(receiver)], dtype=float), self._describe)
 
     # -- the metadata as public values (inside an audit) -----------------------------------
-    def _view(self) -> PublicValue:
-        if self._public is None:
-            self._public = PublicValue("communication", self._describe)
-        return self._public
 
     def _code(self, name: str | None) -> int:
         if name is None:
@@ -135,7 +132,8 @@ class CommLog:
             raise config_error("rounds", int(r.min()), "round indices >= 0")
         self._rounds.update(r.tolist())
         if active() is not None:
-            self._view().release(np.concatenate(([len(DIRECTIONS)], r)).astype(float))
+            self.publication.value("messages", np.concatenate(([len(DIRECTIONS)], r)).astype(
+                float), self._describe)
 
     @property
     def rounds(self) -> int:

@@ -18,6 +18,10 @@ An entry declares its parameters and environment keys (`privbandit.schema.Param`
 name, type, default, allowed values, one line of doc) and may declare named
 presets (e.g. "paper": the paper's settings); the study parser validates every
 table against them, so `build` reads its keys without fallbacks or re-checks.
+A private entry declares how it is audited beside its builder: its
+`AuditProfile` (the small worlds that make it release, merge and split, its
+flips, its black-box size, its canaries), which `privbandit.auditing` reads;
+no audit keeps a table of entries.
 Registration modules are imported lazily, so `privbandit` imports fast.
 Your own algorithms join a study the same way: register them in a module and
 name it in the environment variable `PRIVBANDIT_ALGORITHMS` (comma-separated
@@ -27,12 +31,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from privbandit.accounting.errors import require_extra
 
+from .envs.neighbours import Flip
 from .errors import config_error
 from .privacy import SAMPLERS
 from .result import RunResult
@@ -161,6 +166,71 @@ def split_merge_params(*, blocks: bool, phases: bool = True, resolution: float |
                   range="(0, 1)"),
         ]
     return tuple(out)
+# What a guarded federation's audit worlds change: half the rounds shared, no cap, a coarse
+# merge resolution, so that records are released early and units merge within a few hundred
+# rounds (utility knobs: the statement is the same for every value).
+GUARDED_AUDIT = {"rate": 0.5, "cap": 10**6, "resolution": 20.0}
+
+
+@dataclass(frozen=True)
+class AuditWorld:
+    """A small world a private entry is audited on: `horizon` rounds, and the parameters
+    (`params`) and `[environment]` settings (`environment`) that differ from the entry's
+    defaults; `label` names it in reports when an entry has several.  Utility knobs
+    only (rates, caps, resolutions, sizes): the privacy argument holds for every value."""
+
+    horizon: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    environment: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class CanaryRounds:
+    """A one-run audit by canary user-rounds planted in the entry's own run
+    (`Environment.planted`): `canaries` rounds of a `horizon`-round run, with `params` and
+    `environment` over the first audit world's."""
+
+    horizon: int
+    canaries: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    environment: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AuditProfile:
+    """How `privbandit.auditing` audits a private entry, declared beside its builder.
+
+    worlds: the end-to-end audit's worlds (`AuditWorld`s; together they must make
+    the entry take every public decision it has: release, move, split, merge),
+    the first also the black-box and one-run audits' base; flips: None to choose
+    them from each recorded run (the rounds its records were declared released
+    in, those of units whose cluster spans parties, never-released rounds), or
+    the fixed `Flip`s of a world whose neighbours are not rounds (epochs,
+    anonymous draws); black_box: (horizon, Flip) of the black-box audit;
+    canaries: the one-run audit, `CanaryRounds` or the family's own protocol, a
+    callable `(epsilon, sampler) -> CanaryProtocol` audited against epsilon-DP (pure) per
+    canary with the "snj" bound, or `-> (CanaryProtocol, Claim, method)` for another claim.
+    """
+
+    worlds: tuple[AuditWorld, ...]
+    black_box: tuple[int, Flip]
+    canaries: CanaryRounds | Callable[[float, Any], Any]
+    flips: tuple[Flip, ...] | None = None
+
+    def __post_init__(self) -> None:
+        worlds = tuple(self.worlds)
+        if not worlds or not all(isinstance(w, AuditWorld) for w in worlds):
+            raise config_error("worlds", self.worlds, "one or more AuditWorlds")
+        object.__setattr__(self, "worlds", worlds)
+        horizon, flip = self.black_box
+        if not isinstance(flip, Flip):
+            raise config_error("black_box", self.black_box, "(horizon, Flip)")
+        if not (isinstance(self.canaries, CanaryRounds) or callable(self.canaries)):
+            raise config_error("canaries", self.canaries, "CanaryRounds or a callable "
+                               "(epsilon, sampler) -> a CanaryProtocol")
+        if self.flips is not None:
+            object.__setattr__(self, "flips", tuple(self.flips))
 
 
 @dataclass(frozen=True)
@@ -175,7 +245,13 @@ class AlgorithmEntry:
     presets: named parameter values (e.g. "paper"); description: one line for
     listings; extras: `(module, extra)` pairs its runs import, checked when a study
     names it; reads: optional `settings -> keys`, the declared environment keys it
-    reads given a study's settings (e.g. only its world setting's), default all.
+    reads given a study's settings (e.g. only its world setting's), default all;
+    audit: how `privbandit.auditing` audits it (`AuditProfile`; every private entry
+    of privbandit has one, and the audits fail an entry without); retired: names of
+    parameters or presets the entry no longer has -> what replaced them (a config or a
+    study naming one is refused with that, `refuse_retired`); neutral: `[environment]`
+    keys other entries declare that do not change this one's runs (accepted in a study it
+    shares with them, never passed to it).
     """
 
     name: str
@@ -189,6 +265,9 @@ class AlgorithmEntry:
     description: str = ""
     extras: tuple[tuple[str, str], ...] = ()
     reads: Callable[[dict[str, Any]], Any] | None = None
+    audit: AuditProfile | None = None
+    retired: Mapping[str, str] = field(default_factory=dict)
+    neutral: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -201,6 +280,8 @@ class AlgorithmEntry:
                                    "distinct names other than 'horizon' and 'environment'")
         object.__setattr__(self, "params", params)
         object.__setattr__(self, "environment", tuple(self.environment))
+        if self.audit is not None and not isinstance(self.audit, AuditProfile):
+            raise config_error(f"{self.name} audit", self.audit, "None or an AuditProfile")
         for preset, values in self.presets.items():
             check_table(f"preset {preset!r} of {self.name}", values, params)
 
@@ -223,6 +304,7 @@ class AlgorithmEntry:
             raise config_error(f"{self.name} config", config, "a dict of parameters with "
                                "'horizon' and optionally 'environment'")
         params = {k: v for k, v in config.items() if k not in ("horizon", "environment")}
+        self.refuse_retired(params, f"{self.name} config")
         if "horizon" not in config:
             raise config_error("horizon", None, "an integer >= 1 in the run's config")
         given = check_table(f"[algorithm.params] of {self.name}", params, self.params)
@@ -239,6 +321,13 @@ class AlgorithmEntry:
                                    f"(it reads {sorted(self.reads_environment(environment))})")
         return CheckedConfig(fill(given, self.params), horizon=config["horizon"],
                              environment=fill(environment, self.environment))
+
+    def refuse_retired(self, names: Any, where: str) -> None:
+        """A ConfigError naming the first of `names` (keys, or a preset's name) the entry
+        retired, with what replaced it."""
+        for name in names:
+            if isinstance(name, str) and name in self.retired:
+                raise config_error(f"{where}: {name}", name, self.retired[name])
 
     def run(self, config: dict[str, Any], seed: Any) -> RunResult:
         """Build and play one run of `config` on `seed` (an int or a SeedSequence)."""
@@ -258,7 +347,8 @@ class AlgorithmEntry:
     def reads_environment(self, settings: dict[str, Any]) -> set[str]:
         """The `[environment]` keys this entry reads when a study sets `settings`."""
         names = {p.name for p in self.environment}
-        return names if self.reads is None else names & set(self.reads(settings))
+        reads = names if self.reads is None else names & set(self.reads(settings))
+        return reads | set(self.neutral)
 
     def check_extras(self) -> None:
         """Raise MissingExtraError (naming the extra to install) when a module the runs
@@ -281,6 +371,7 @@ class AlgorithmEntry:
         for preset, values in self.presets.items():
             shown = ", ".join(f"{k} = {v!r}" for k, v in values.items())
             lines.append(f"  preset {preset!r}: {shown}")
+        lines.extend(f"  retired {name!r}: {instead}" for name, instead in self.retired.items())
         return "\n".join(lines)
 
 
@@ -311,9 +402,18 @@ def algorithms() -> dict[str, AlgorithmEntry]:
     return dict(sorted(_REGISTRY.items()))
 
 
+# names that once meant an entry registered under another name: refused with the replacement
+RETIRED = {"linucb-per-user": "linucb"}
+
+
 def get_algorithm(name: str) -> AlgorithmEntry:
-    """The entry registered as `name`, or a ConfigError listing what is registered."""
+    """The entry registered as `name`, or a ConfigError listing what is registered (or, for
+    a retired name, naming its replacement)."""
     found = algorithms().get(name)
     if found is None:
+        if name in RETIRED:
+            raise config_error(
+                "algorithm", name, f"{RETIRED[name]!r}: {name!r} was the same algorithm under "
+                f"a second name and is retired (use name = {RETIRED[name]!r})")
         raise config_error("algorithm", name, f"one of {sorted(_REGISTRY)}")
     return found

@@ -29,7 +29,7 @@ from .gaussian import gaussian_delta
 def basic_composition_delta(eps: np.ndarray, deltas: np.ndarray, counts: np.ndarray,
                             epsilon: float) -> float:
     """Basic composition: 1 - prod(1 - delta_i)^k_i if epsilon covers sum k_i eps_i, else 1."""
-    if epsilon < float(np.dot(counts, eps)) * (1 - 1e-12):
+    if epsilon < float(np.dot(counts, eps)) * (1 - 1e-12) or np.any(deltas >= 1.0):
         return 1.0
     return float(-math.expm1(float(np.dot(counts, np.log1p(-deltas)))))
 
@@ -37,7 +37,8 @@ def basic_composition_delta(eps: np.ndarray, deltas: np.ndarray, counts: np.ndar
 def advanced_composition_delta(eps: np.ndarray, deltas: np.ndarray, counts: np.ndarray,
                                epsilon: float) -> float:
     """Dwork-Rothblum-Vadhan advanced composition, solved for delta at `epsilon`."""
-    drift = float(np.dot(counts, eps * np.expm1(eps)))
+    with np.errstate(over="ignore"):  # a huge eps_i: drift inf, delta 1
+        drift = float(np.dot(counts, eps * np.expm1(eps)))
     spread = float(np.dot(counts, eps * eps))
     if epsilon <= drift:
         return 1.0
@@ -63,7 +64,7 @@ def optimal_homogeneous_delta(eps0: float, delta0: float, count: int, epsilon: f
             + np.log(-np.expm1(np.minimum(gap, -1e-300)))
         )
         d = min(1.0, math.exp(float(logsumexp(log_terms))))
-    if d >= 1.0:
+    if d >= 1.0 or delta0 >= 1.0:
         return 1.0
     return float(-math.expm1(count * math.log1p(-delta0) + math.log1p(-d)))
 

@@ -47,9 +47,11 @@ from ..errors import invalid
 from ..events import GaussianEvent, LaplaceEvent
 from ..validation import check_count, check_positive
 from .base import Accountant
+from .gaussian import gaussian_delta, gaussian_epsilon
 
 _TAIL = 1e-18  # mass moved (pessimistically) per truncation
 _Z = 9.0  # Gaussian standard deviations kept on each side (tail mass ~1e-19)
+_MIN_POINTS = 2**16  # buckets a small loss range gets at least (a finer step than h)
 _SAFETY = 1e-9  # relative inflation of computed sums of non-negative terms
 _FFT_CONSTANT = 24.0
 _UNIT_ROUNDOFF = 2.0**-53
@@ -181,15 +183,23 @@ def gaussian_pld(mu: float, step: float) -> LossDistribution:
 
 
 class PLDAccountant(Accountant):
-    """Privacy loss distribution accounting: the tightest (epsilon, delta) here for mixtures.
+    """Privacy loss distribution accounting: the tightest (epsilon, delta) here.
 
     Leaves: Laplace and Gaussian releases (trees, factorizations, repetitions
     and compositions of them included; see the module docstring for the
-    method and its sources).  `value_discretization_interval` is the loss
-    grid step h (default 1e-4, dp-accounting's); each release's loss is
-    rounded up by less than h, so epsilon is at most about (number of
-    non-Gaussian releases + 1) * h above the exact value.  The grid is coarsened
-    so that the composed loss spans at most `max_points` buckets.  With
+    method and its sources).  Exact pieces are carried exactly, so an exact
+    calibration is never refused for a discretization step: Gaussian
+    releases alone have an exactly known PLD (L ~ N(mu^2 / 2, mu^2)), answered
+    by the analytic Gaussian (as `ExactGaussianAccountant`); Laplace
+    releases alone never spend more than the sum of their epsilons (basic
+    composition, exact at delta = 0).  Mixtures are discretized:
+    `value_discretization_interval` is the largest loss grid step h (default
+    1e-4, dp-accounting's); each release's loss is rounded up by less than a
+    step, so epsilon is at most about (number of non-Gaussian releases + 1)
+    steps above the exact value.  The step is refined so that the composed
+    loss spans at least 2**16 buckets (a small epsilon keeps its relative
+    accuracy: two Laplace releases of epsilon 0.01 are 2e-4 wide, not two
+    steps of 1e-4), and coarsened so that it spans at most `max_points`.  With
     delta = 0 only pure-DP (Laplace) compositions have a finite answer, the
     sum of their epsilons (exact for delta = 0).  Cost: one discretization
     per distinct leaf and O(log count) FFT convolutions, computed once per
@@ -226,15 +236,19 @@ class PLDAccountant(Accountant):
     def _step(self) -> float:
         """The loss grid step for the composed state.
 
-        The requested interval, coarsened so the composed loss spans at most
-        `max_points` buckets, and shrunk to divide epsilon0 when all Laplace
-        releases are alike (their atoms then sit on the grid, unrounded).
+        The requested interval, refined so the composed loss spans at least
+        `_MIN_POINTS` buckets, coarsened so it spans at most `max_points`, and
+        shrunk to divide epsilon0 when all Laplace releases are alike and epsilon0 is at
+        least a step (their atoms then sit on the grid, unrounded).
         """
         mu2, laplace = self._state
         span = 2 * _Z * math.sqrt(mu2) + sum(
             min(2 * k * e, 2 * _Z * math.sqrt(k) * e + 2 * e) for e, k in laplace)
-        step = max(self.value_discretization_interval, span / self.max_points)
-        if len(laplace) == 1:  # put the Laplace atoms on the grid: no rounding for them
+        step = max(min(self.value_discretization_interval, span / _MIN_POINTS),
+                   span / self.max_points)
+        if len(laplace) == 1 and laplace[0][0] >= step:
+            # put the Laplace atoms on the grid (no rounding for them); the step shrinks by
+            # less than half, so the grid keeps within 2 max_points
             step = laplace[0][0] / math.ceil(laplace[0][0] / step)
         return step
 
@@ -255,6 +269,8 @@ class PLDAccountant(Accountant):
 
     def _epsilon(self, delta: float) -> float:
         mu2, laplace = self._state
+        if not laplace:  # Gaussian releases alone: their PLD is known exactly
+            return gaussian_epsilon(math.sqrt(mu2), delta)
         pure = math.inf if mu2 > 0 else sum(e * k for e, k in laplace)
         if delta == 0.0:
             return pure
@@ -262,6 +278,8 @@ class PLDAccountant(Accountant):
 
     def _delta(self, epsilon: float) -> float:
         mu2, laplace = self._state
+        if not laplace:
+            return gaussian_delta(math.sqrt(mu2), epsilon)
         if mu2 == 0 and epsilon >= sum(e * k for e, k in laplace):
             return 0.0  # pure DP: no loss exceeds the sum of the epsilons
         return self.loss_distribution().delta(epsilon)

@@ -10,6 +10,11 @@ Curves are exact for both leaf types:
   at each coordinate's shift; the curve is a log-sum-exp of affine functions of
   the shift, so it is convex with value 0 at 0, hence superadditive, and an
   L1-bounded shift is worst when it sits on one coordinate.
+- a secure sum of discrete Gaussian shares (`SecureSumEvent`): the bound
+  min(alpha s^2/2 + tau d, alpha (s + tau sqrt(d))^2 / 2) of Kairouz, Liu &
+  Steinke 2021, Proposition 14 (`secure_sum.secure_sum_rdp`): an upper bound,
+  attained for one share (the discrete Gaussian) at the orders where
+  (alpha - 1) Delta is an integer (Canonne, Kamath & Steinke 2020).
 
 Conversion to (epsilon, delta): at each order alpha,
     delta <= exp((alpha-1)(r - epsilon + log(1 - 1/alpha)) - log(alpha))
@@ -27,8 +32,9 @@ import math
 import numpy as np
 
 from ..errors import invalid
-from ..events import GaussianEvent, LaplaceEvent
+from ..events import GaussianEvent, LaplaceEvent, SecureSumEvent
 from .base import Accountant
+from .secure_sum import secure_sum_rdp
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     [round(1.1 + 0.1 * i, 1) for i in range(99)]
@@ -103,7 +109,8 @@ def _check_orders(orders) -> np.ndarray:
 class RDPAccountant(Accountant):
     """Renyi-DP accounting over a grid of orders; the state is the RDP curve.
 
-    Gaussian and Laplace leaves are supported with exact curves.  `orders`
+    Gaussian and Laplace leaves are supported with exact curves, secure sums
+    with Kairouz, Liu & Steinke's bound (module docstring).  `orders`
     defaults to dp-accounting's grid (1.1 ... 10.9 by 0.1, 11 ... 63, 128,
     256, 512, 1024).  With delta = 0 the answer is infinite (no finite order
     certifies pure DP).
@@ -119,8 +126,10 @@ class RDPAccountant(Accountant):
     leaf_costs = {
         GaussianEvent: lambda e, k: ("gaussian", e.mu, k),
         LaplaceEvent: lambda e, k: ("laplace", e.pure_epsilon, k),
+        SecureSumEvent: lambda e, k: ("secure-sum", e, k),
     }
-    _curves = {"gaussian": gaussian_rdp, "laplace": laplace_rdp}
+    _curves = {"gaussian": gaussian_rdp, "laplace": laplace_rdp,
+               "secure-sum": secure_sum_rdp}
 
     def _initial_state(self) -> np.ndarray:
         return np.zeros_like(self.orders)

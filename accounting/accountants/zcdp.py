@@ -20,8 +20,9 @@ import math
 
 from scipy.optimize import brentq
 
-from ..events import GaussianEvent, LaplaceEvent
+from ..events import GaussianEvent, LaplaceEvent, SecureSumEvent
 from .base import Accountant
+from .secure_sum import secure_sum_rho
 
 # Written with a = alpha - 1 > 0, where log(1 - 1/alpha) = log(a) - log1p(a).
 
@@ -75,7 +76,9 @@ class ZCDPAccountant(Accountant):
 
     Leaves: a Gaussian release with sensitivity s and noise sigma is
     s^2 / (2 sigma^2)-zCDP (Bun & Steinke 2016, Proposition 1.6); a pure
-    epsilon-DP Laplace release is epsilon^2 / 2-zCDP (Proposition 1.4).
+    epsilon-DP Laplace release is epsilon^2 / 2-zCDP (Proposition 1.4); a
+    secure sum of discrete Gaussian shares (`SecureSumEvent`) is rho-zCDP with
+    Kairouz, Liu & Steinke's (2021, Theorem 1) rho (`secure_sum_rho`).
     State: the total rho.
     """
 
@@ -84,6 +87,7 @@ class ZCDPAccountant(Accountant):
     leaf_costs = {
         GaussianEvent: lambda e, k: k * e.mu**2 / 2,
         LaplaceEvent: lambda e, k: k * e.pure_epsilon**2 / 2,
+        SecureSumEvent: lambda e, k: k * secure_sum_rho(e),
     }
 
     def _initial_state(self) -> float:

@@ -18,6 +18,13 @@ Without the Laplace option the estimate's only noise is the other members'
 reward fluctuation, so the canary's reward is guessed well above chance (no DP
 claim exists; C-anonymity does not stop differencing).  With it, the round-0
 release is `laplace_epsilon`-DP for the canary's reward (the aggregator's event).
+
+`anonymous_protocol(epsilon, sampler)` is the one-run audit anonymous-base-laplace's
+audit profile declares (`registry.AuditProfile.canaries`): one round of
+C-anonymous aggregation with Laplace noise (`KAnonymousAggregator`, as the
+environment builds it); each group of C users holds one canary user whose
+reward is planted, the others' rewards are 0; the view is the released group
+sums.  Guarantee audited: the aggregator's epsilon per round.
 """
 from __future__ import annotations
 
@@ -27,9 +34,12 @@ import numpy as np
 
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
+from privbandit.audits.one_run import CanaryProtocol
+from privbandit.audits.one_run_protocols import user_round_canaries
 from privbandit.mechanisms.anonymous import KAnonymousAggregator, elicit_feedback, split_groups
 
 from ..errors import ShapeError
+from ..privacy import DEFAULT_SAMPLER, resolve_sampler
 from .algorithm1 import AnonymousBaSE
 from .decompositions import DECOMPOSITIONS, random_active_arms
 from .errors import assumption_error
@@ -115,3 +125,23 @@ def algorithm_assignment(algorithm: AnonymousBaSE, rng: np.random.Generator) -> 
     first = int(np.asarray(algorithm.base_grid())[0])
     dec = DECOMPOSITIONS[algorithm.decomposition](active, first, algorithm.threshold, rng)
     return dec.filled(active, random_active_arms(active, len(dec.patterns), rng)).patterns[0]
+
+
+def anonymous_protocol(epsilon: float, sampler: object = DEFAULT_SAMPLER, threshold: int = 5,
+                       groups: int = 400,
+                       name: str = "group sums") -> CanaryProtocol:
+    """One canary user per group of one C-anonymous round (see the module docstring)."""
+    c, m = check_count("threshold", threshold), check_count("groups", groups)
+    members = np.arange(m * c).reshape(1, m, c)  # one round, m groups of c users
+
+    def run(planted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        def source(users, arms, g):
+            return np.where(users % c == 0, planted[users // c], 0.0)
+        agg = KAnonymousAggregator(c, source, laplace_epsilon=epsilon, reward_bounds=(0.0, 1.0),
+                                   sampler=resolve_sampler(sampler))
+        return agg.aggregate(members, np.zeros((1, m), dtype=np.int64), rng)[0]
+
+    return user_round_canaries(run, lambda sums: sums, m, name=name,
+                               relation="record-level: one user's reward in one round (a "
+                                        "canary user-round, 1 vs 0)")
+

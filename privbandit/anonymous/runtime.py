@@ -2,7 +2,8 @@
 
 Every piece of feedback comes from `privbandit.mechanisms.anonymous.elicit_feedback` on the
 environment's aggregator; with the Laplace option the aggregator charges the
-ledger before each release.
+ledger before each release.  The assignments played -- computed from released
+aggregates and public coins -- are published (`Timeline.publication`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.mechanisms.anonymous import elicit_feedback
+from privbandit.mechanisms.publication import Publication
 
 from ..comm import RELEASE, CommLog
 from ..envs.anonymous import AnonymousBanditEnv
@@ -26,6 +28,7 @@ class Timeline:
         self.horizon = horizon
         self.used = 0
         self._values: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.publication = Publication("learner")  # the assignments it plays
 
     @property
     def remaining(self) -> int:
@@ -40,6 +43,7 @@ class Timeline:
         keep = lengths > 0
         if keep.any():
             played = np.asarray(assignments)[keep]
+            self.publication.value("assignments", np.column_stack((played, lengths[keep])))
             env.play(played, lengths[keep])
             self._values.append((env.regret(played), env.expected_reward(played), lengths[keep]))
             self.used += int(lengths.sum())

@@ -18,11 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..envs.anonymous import AnonymousBanditEnv, clustered_means
-from ..registry import AlgorithmEntry, register_algorithm
+from ..envs.neighbours import DRAW, Flip
+from ..registry import AlgorithmEntry, AuditProfile, AuditWorld, register_algorithm
 from ..runtime import Setup
 from ..schema import Param, fill
 from .algorithm1 import FILLS, AnonymousBaSE
 from .algorithm2 import AnonymousExploreThenCommit
+from .audit import anonymous_protocol
 from .grids import GRIDS
 
 ENVIRONMENT = (
@@ -69,6 +71,12 @@ def build_etc(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
     return Setup(alg.protocol(env), env, alg.horizon)
 
 
+# how the private entry is audited (`privbandit.auditing`): rewards are drawn when a group sum
+# is released, so the neighbours flip a user's drawn reward; one run: the group sums' canaries
+AUDIT = AuditProfile(worlds=(AuditWorld(2000),),
+                     flips=tuple(Flip(d, u, DRAW) for d in (0, 5) for u in (0, 7)),
+                     black_box=(2000, Flip(0, 0, DRAW)), canaries=anonymous_protocol)
+
 for _name, _build, _private, _text in (
     ("anonymous-base-lp", _algorithm1("lp", False), False,
      "Algorithm 1, LP anonymity-polytope decomposition (seed 004)"),
@@ -82,4 +90,5 @@ for _name, _build, _private, _text in (
 ):
     register_algorithm(AlgorithmEntry(_name, _build, private=_private,
                                       params=ETC if _build is build_etc else ALGORITHM1,
-                                      environment=ENVIRONMENT, description=_text))
+                                      environment=ENVIRONMENT, description=_text,
+                                      audit=AUDIT if _private else None))

@@ -10,14 +10,17 @@ too) with the default battery of testers, each case at its own sample budget
 unless `--samples` is given, prints a table, adds the attacks on the two
 non-DP protections (masks, k-anonymity), and writes everything as JSON.  Exit
 status: 0 when every verdict is as expected, 1 on a violation by a correct
-mechanism, an expected violation that was not found, or an end-to-end audit
-that is inconclusive (no flip touched a release).  The table's "dist"
+mechanism, an expected violation that was not found, an end-to-end audit
+that is inconclusive (no flip touched a release), or a private algorithm
+without an audit profile (every private registry entry is audited by all
+three algorithm audits; none is skipped).  The table's "dist"
 and "float" columns give each kind of finding its own bound, and "kind"
 names the kinds in violation (distributional: the mathematics;
 floating-point: the sampler); `--distributional-only` searches the first
 kind only.  `--end-to-end` adds the white-box audits of every private
-algorithm on neighbouring environments, `--black-box N` the sampled-transcript
-ones (`privbandit.auditing.black_box`).  `--one-run` audits the registry's private
+algorithm on neighbouring environments (`privbandit.auditing.end_to_end`, on
+every audit world of its profile), `--black-box N` the sampled-transcript ones
+(`privbandit.auditing.black_box`).  `--one-run` audits the registry's private
 algorithms in one run each with canaries instead (`privbandit.auditing.canaries`,
 small sizes, seconds).
 """
@@ -27,6 +30,7 @@ import argparse
 import json
 import os
 import tempfile
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,8 +46,20 @@ from privbandit.audits.suite import expected_verdict, run_cases, standard_suite,
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register `audit` on the `privbandit` command's subparsers."""
     p = subparsers.add_parser(
-        "audit", help="empirically audit every mechanism's privacy claim",
-        description=__doc__.split("\n\n")[0])
+        "audit", help="empirically audit the privacy claims of the mechanisms (and of OpenDP's "
+                      "and diffprivlib's)",
+        description="Test privacy claims by experiment.  Each mechanism (Laplace means, "
+                    "Gaussian vectors and symmetric matrices, the tree, k-anonymous sums with "
+                    "Laplace noise; with the float-safe default sampler and OpenDP's exact "
+                    "one), OpenDP measurements and diffprivlib's mechanisms run many times on "
+                    "two neighbouring inputs; a statistical test turns the difference into a "
+                    "lower bound on epsilon at the stated confidence, set against the claimed "
+                    "epsilon.  Prints a table (verdict, bound, kind of finding: distributional "
+                    "or floating-point), the recovery attacks on orthogonal masks and "
+                    "k-anonymous sums (neither is differential privacy), and writes a JSON "
+                    "report.  Exit status 0 when every verdict is as expected; 1 when a correct "
+                    "mechanism is refuted, a deliberately broken control is not, or an "
+                    "end-to-end audit is inconclusive.")
     p.add_argument("--samples", type=_at_least(4), default=None,
                    help="runs per side of each neighbouring pair (default: each case's own "
                         f"budget, {DEFAULT_SAMPLES} unless its draws are slow)")
@@ -66,8 +82,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run the distributional testers only (no float-bit events, no "
                         "reachability); float controls are then expected consistent")
     p.add_argument("--one-run", action="store_true",
-                   help="instead of the suite, audit the registry's private algorithms in one "
-                        "run each (canaries, small sizes; privbandit.auditing.canaries)")
+                   help="instead of the suite, audit every private bandit algorithm in one run "
+                        "each, with planted canaries (small sizes, seconds)")
     p.set_defaults(func=run)
     return p
 
@@ -105,14 +121,30 @@ def _write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)  # atomic: a reader never sees half a report
 
 
+def _profiled(failures: list[str], audit: str):
+    """The private registry entries with an audit profile, as (name, entry); an entry
+    without one is a failure of `audit` (never skipped)."""
+    from privbandit.auditing.end_to_end import private_entries
+
+    for name, entry in private_entries():
+        if entry.audit is None:
+            print(f"{audit} {name}: no audit profile")
+            failures.append(f"{audit} {name}: no audit profile (AlgorithmEntry.audit)")
+        else:
+            yield name, entry
+
+
 def _end_to_end(failures: list[str]) -> dict[str, Any]:
     """Forced-replay audits of the registry's private algorithms; a violated interactive
     claim is a failure, and so is an audit in which no flip touched a release
     (inconclusive: it tested nothing)."""
-    from privbandit.auditing.end_to_end import audit_registry
+    from privbandit.auditing.end_to_end import entry_audits
 
+    reports = {}
+    for name, entry in _profiled(failures, "end to end"):
+        reports.update(entry_audits(name, entry))
     out = {}
-    for name, report in audit_registry().items():
+    for name, report in reports.items():
         print(f"end to end {name}: {report.describe()}")
         worst = report.worst
         out[name] = {"verdict": report.verdict, "claimed_epsilon": report.claimed_epsilon,
@@ -130,10 +162,12 @@ def _end_to_end(failures: list[str]) -> dict[str, Any]:
 def _black_box(n: int, seed: int, confidence: float, failures: list[str]) -> dict[str, Any]:
     """Sampled-transcript audits of the registry's private algorithms, each with its power on
     planted leaks at its size; a violated interactive claim is a failure."""
-    from privbandit.auditing.black_box import audit_registry_transcripts, power_line
+    from privbandit.auditing.black_box import audit_entries_transcripts, power_line
 
     out: dict[str, Any] = {}
-    for name, report in audit_registry_transcripts(n, rng=seed, confidence=confidence).items():
+    entries = dict(_profiled(failures, "black box"))
+    for name, report in audit_entries_transcripts(entries, n, rng=seed,
+                                                  confidence=confidence).items():
         print(f"black box {name}: {report.verdict}, epsilon >= "
               f"{report.epsilon_lower_bound:.3g} against {report.claimed_epsilon:g} "
               f"({report.samples_per_side} transcripts per world); {power_line(report)}")
@@ -150,21 +184,25 @@ def run_one_run(args: argparse.Namespace) -> int:
 
     cases = registry_cases()
     streams = np.random.default_rng(args.seed).spawn(len(cases))
-    reports = [one_run_audit(c.protocol, c.claim, rng=g, confidence=args.confidence,
-                             method=c.method)
+    reports = [_measured(one_run_audit(c.protocol, c.claim, rng=g, confidence=args.confidence,
+                                       method=c.method), c.measured)
                for c, g in zip(cases, streams, strict=True) if c.protocol is not None]
     print(format_one_run_table(reports))
     skipped = [c for c in cases if c.protocol is None]
-    for c in skipped:
-        print(f"not audited in one run: {c.algorithm}: {c.note}")
-    refuted = [r.pipeline for r in reports if r.violation]
+    failures = [f"{r.pipeline}: violation" for r in reports if r.violation]
+    failures += [f"one run {c.algorithm}: {c.note}" for c in skipped]
     _write_json(args.json, {"one_run": [r.to_dict() for r in reports],
                             "not_audited": {c.algorithm: c.note for c in skipped},
                             "settings": {"confidence": args.confidence, "seed": args.seed}})
-    for name in refuted:
-        print(f"FAIL {name}: violation")
-    print(f"one-run audits: {len(reports)}, failures: {len(refuted)}, json: {args.json}")
-    return 1 if refuted else 0
+    for line in failures:
+        print(f"FAIL {line}")
+    print(f"one-run audits: {len(reports)}, failures: {len(failures)}, json: {args.json}")
+    return 1 if failures else 0
+
+
+def _measured(report: Any, why: str) -> Any:
+    """`report`, its verdict "measured" when `why` says its claim is a reference only."""
+    return replace(report, details={**report.details, "measured": why}) if why else report
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,319 +1,220 @@
-"""End-to-end privacy audits of registry entries on neighbouring environments.
+"""End-to-end audits of private registry entries on neighbouring environments (white box).
 
 The interactive relation (`Relation.INTERACTIVE`): two environments that hold
 the same world, arrivals, contexts and random streams and differ in ONE
-user-round's reward.  `FlippedReward` is that neighbour: it changes the
-feedback of one round (per-round worlds) or one agent's reward sum in one
-epoch (the federated MAB's epoch draws) to the other end of its range, the
-change the sensitivity allows at most.  `audit_entry` records an entry's run
-on a world once (`privbandit.audits.record`) and replays such neighbours
-against it, every release forced to the recorded output
-(`privbandit.audits.audit_replays`), and checks the entry's claim when its
-statement holds under the interactive relation.
+user-round's feedback; the world makes that neighbour itself
+(`Environment.neighbour(flip)`, `envs.neighbours`).  `audit_entry` records an
+entry's run on its world once (`privbandit.audits.record`) and replays
+neighbours against it, every release forced to the recorded output
+(`privbandit.audits.audit_replays`): everything on the tape is compared --
+noised releases through their mechanisms, public values (partitions, models,
+communication metadata, public Gram matrices) exactly -- and the run is
+checked against its ledgers and its own declarations (`audits.check_recorded`).
 
-Flips that reach releases.  A flip whose record is never released tests
-nothing, so the flips are chosen from the recorded run: every record that
-enters a release is declared where it enters (`mechanisms.tape.feeds`;
-`private.PartyStreams.observe` declares each record, `private.Billboard` adds
-whether the unit's released cluster spans other parties, `merged`), stamped
-with the round being played (the world's `observe` marks the tape).  The
-audit flips the first, the middle and the last round whose record was
-released, the first and the last of a merged unit, and one local round (a
-round whose record was never released: it must move nothing), `choose_flips`.
-An entry that declares nothing (its every round may feed a release) is
-flipped early, mid-run and late.  The report counts the flips that moved a
-release; none is `inconclusive`.  Epoch worlds flip epochs 0 and 2 of two
-agents, anonymous worlds a user's first and sixth drawn rewards.
+Flips.  Unless the entry's profile fixes them (an epoch world's epochs, an
+anonymous world's draws), they are chosen from the recorded run: every record
+that enters a release is declared where it enters (`mechanisms.Publication.fed`),
+stamped with the round being played.  The audit flips the first, the middle
+and the last round whose record was released; the first and the last of a
+merged unit (one that the partition published before its record, channel
+"clusters", puts with units of other parties); and never-released rounds: a
+local round (after the first release, its record never released) and the
+last round when it follows the last release.  A run that declares nothing (an
+entry that has not told the audit what it releases) is flipped early, mid-run
+and late.  A never-released flip is never
+counted as evidence: it must move nothing and reads "no release touched"; one
+that moves a release contradicts the run's declarations (a violation).  The
+report counts the flips of released rounds that moved a release; none is
+`inconclusive`.
 
-The registry audit (`audit_registry`) runs every private entry on a small
-world (`AUDIT_WORLDS`): the guarded entries share half their rounds, without a
-cap, on a world of 4 units in dimension 2 with a coarse merge resolution, so
-that records are released early and units merge within a few hundred rounds
-at epsilon 1 and 8; CDP-FCLUB-DC (every record released) runs on the same
-world with a coarse resolution, so that users of both servers merge (rate,
-cap and resolution are utility knobs: the privacy
-argument holds for every value, and the statement is the same).
+`audit_registry` runs every private entry on every audit world of its profile
+(`registry.AuditProfile.worlds`); an entry without a profile is an error, never
+skipped.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from privbandit.accounting.statement import Relation
 from privbandit.audits.environment import (
     EnvironmentAuditReport,
     PairFinding,
     audit_replays,
     record,
 )
-from privbandit.mechanisms.tape import Entry, PublicValue, Tape, active, recording
+from privbandit.mechanisms.publication import PARTITION
+from privbandit.mechanisms.tape import Entry, Feed, PublicValue, Tape, recording
 
-from ..registry import get_algorithm
-from ..runtime import play_setup, seed_int, seed_sequence, seed_streams
+from ..clustering import by_first_appearance
+from ..envs.neighbours import ROUND, Flip
+from ..registry import AlgorithmEntry, algorithms
+from ..runtime import Setup
+from .target import AuditTarget, claim_of, profile_of
 
-
-class FlippedReward:
-    """Makes `env` the neighbour whose reward of round (or epoch) `at` moved to the other end
-    of its range (the world itself is patched, so its type and every other method stay).
-
-    Per-round worlds: a scalar reward y becomes 0 if y >= 1/2 else 1 (rewards
-    are clipped to [0, 1] by the algorithms); a cascade's first-click position
-    becomes "no click" if there was one, else a click on the first item.
-    Epoch worlds (`draw_sums`): agent `agent`'s sum of its first arm's rewards
-    moves by one.  Anonymous worlds (rewards drawn by their aggregator when a
-    group sum is released): the `at`-th reward drawn of user `agent` moves to
-    the other end of [0, 1].  `flipped` records who was hit, for the report.
-    """
-
-    def __init__(self, env: Any, at: int, agent: int = 0) -> None:
-        self.env, self.at, self.agent = env, int(at), int(agent)
-        self._user: int | None = None
-        self._epochs = 0
-        self.flipped: dict[str, Any] = {}
-        self._observe, self._act = env.observe, env.act
-        env.observe, env.act = self.observe, self.act
-        if hasattr(env, "draw_sums"):
-            self._draw_sums = env.draw_sums
-            env.draw_sums = self.draw_sums
-        aggregator = getattr(env, "aggregator", None)
-        if aggregator is not None:  # rewards drawn when an anonymous aggregate is released
-            self._drawn, self._source = 0, aggregator.reward_source
-            aggregator.reward_source = self.anonymous_draw
-
-    def observe(self, t: int):
-        got = self._observe(t)
-        if t == self.at:
-            self._user = int(got[1])
-        return got
-
-    def act(self, t: int, action: Any):
-        out = self._act(t, action)
-        if t != self.at:
-            return out
-        feedback = out.feedback
-        list_len = getattr(self.env, "list_len", None)
-        if list_len is not None:  # a cascade: first-click position in [0, list_len]
-            other = list_len if int(feedback) < list_len else 0
-            reward = 1.0 if other < list_len else 0.0
-        elif np.ndim(feedback) == 0:
-            other = reward = 0.0 if float(feedback) >= 0.5 else 1.0
-        else:  # one agent's reward of a vector of per-agent rewards
-            other = np.array(feedback, dtype=float)
-            a = self.agent % other.size
-            other[a] = 0.0 if other[a] >= 0.5 else 1.0
-            reward = float(other.sum())
-        self.flipped = {"round": t, "user": self._user, "feedback": feedback}
-        return out._replace(feedback=other, reward=reward)
-
-    def anonymous_draw(self, users: np.ndarray, arms: np.ndarray, rng: np.random.Generator
-                       ) -> np.ndarray:
-        rewards = self._source(users, arms, rng)
-        mine = np.flatnonzero(np.asarray(users) == self.agent)
-        if self._drawn <= self.at < self._drawn + mine.size:
-            i = mine[self.at - self._drawn]
-            rewards = np.array(rewards, dtype=float)
-            rewards[i] = 0.0 if rewards[i] >= 0.5 else 1.0
-            self.flipped = {"draw": self.at, "user": self.agent, "arm": int(np.asarray(arms)[i])}
-        self._drawn += mine.size
-        return rewards
-
-    def draw_sums(self, arms: np.ndarray, pulls: int, rng: np.random.Generator) -> np.ndarray:
-        sums = self._draw_sums(arms, pulls, rng)
-        epoch, self._epochs = self._epochs, self._epochs + 1
-        if epoch == self.at and pulls > 0 and sums.size:
-            a = self.agent % sums.shape[0]
-            sums = sums.copy()
-            sums[a, 0] += -1 if sums[a, 0] > 0 else 1
-            self.flipped = {"epoch": epoch, "user": a, "arm": int(np.asarray(arms)[0])}
-        return sums
-
-
-def marked(world: Any) -> Any:
-    """Patch `world.observe` so that the active tape, if any, is marked with each round
-    (`Tape.mark`: releases and declarations are stamped with it); returns `world`."""
-    observe = world.observe
-
-    def observed(t: int):
-        tape = active()
-        if tape is not None:
-            tape.mark(t)
-        return observe(t)
-
-    world.observe = observed
-    return world
-
-
-def setup(name: str, config: dict[str, Any], seed: Any, coins: int | None = None
-          ) -> tuple[Any, Callable[[Any], Any]]:
-    """(world, play) of entry `name`'s run on `config` and `seed`: `play(world)` plays the
-    run on `world`, which a caller may patch first (a neighbour, planted rewards).
-    `coins` (an int) replaces the run's "policy" stream -- the algorithm's coins and
-    privacy noise -- while the world and the round stream stay those of `seed`."""
-    streams = seed_streams(seed)
-    if coins is not None:
-        streams["policy"] = np.random.default_rng(seed_sequence(coins))
-    built = get_algorithm(name).setup(config, seed, streams)
-    return built.env, lambda world: play_setup(built.on(world), streams, seed_int(seed))
-
-
-def neighbour_pair(name: str, config: dict[str, Any], seed: Any, at: int,
-                   agent: int = 0) -> tuple[Callable[[int], Any], list[dict[str, Any]]]:
-    """`run(which)`: entry `name` on its world (0) or the neighbour flipped at `at` (1),
-    each built afresh from the same seed (rounds marked on the tape); and a list that
-    receives what was flipped."""
-    get_algorithm(name)  # fails early on an unknown name
-    hits: list[dict[str, Any]] = []
-
-    def run(which: int) -> Any:
-        env, play = setup(name, config, seed)
-        marked(env)
-        if which:
-            flip = FlippedReward(env, at, agent)
-            result = play(env)
-            hits.append(flip.flipped)
-            return result
-        return play(env)
-
-    return run, hits
-
-
-def claimed(name: str, config: dict[str, Any], seed: Any) -> tuple[float | None, float, Any]:
-    """(epsilon claimed under the interactive relation or None, delta, statement)."""
-    env, play = setup(name, config, seed)
-    return _claim(play(env).privacy)
-
-
-def _claim(statement: Any) -> tuple[float | None, float, Any]:
-    eps = statement.epsilon if statement.relation is Relation.INTERACTIVE else None
-    return eps, statement.delta or 1e-5, statement
+RELEASED, MERGED = "released", "released, merged"
+LOCAL, AFTER_LAST = "never released (local)", "never released (after the last release)"
+UNDECLARED = "undeclared"  # the run declares nothing of its records
+FIXED = ""  # a flip the profile fixes (an epoch, a draw): what it reaches is the world's
 
 
 @dataclass(frozen=True)
-class Flip:
-    """One neighbour: the round (epoch, draw) `at` of agent `agent` flipped; `kind` says
-    what the recorded run declared of it: "released" (its record reached a release),
-    "released, merged" (of a unit whose released cluster spans other parties), "local"
-    (never released), "undeclared" (the entry declares nothing), "epoch" or "draw"."""
+class PlannedFlip:
+    """One neighbour the audit tries: the `flip`, and what the recorded run declared of its
+    round (`kind`: RELEASED, MERGED, LOCAL, AFTER_LAST, UNDECLARED, or FIXED)."""
 
-    at: int
-    agent: int = 0
-    kind: str = "undeclared"
+    flip: Flip
+    kind: str = FIXED
+
+    @property
+    def evidence(self) -> bool:
+        """Whether the flip counts as evidence (its record was released, or it is fixed)."""
+        return self.kind not in (LOCAL, AFTER_LAST)
 
     def label(self, agents: bool = False) -> str:
-        who = f", agent {self.agent}" if agents else ""
-        return f"flip at {self.at}{who}" + (f" ({self.kind})" if self.kind else "")
+        return self.flip.label(agents) + (f" ({self.kind})" if self.kind else "")
 
 
-def choose_flips(name: str, tape: Tape, horizon: int) -> tuple[Flip, ...]:
-    """The flips the audit tries on entry `name`, read from its recorded run's `tape` (see
-    the module docstring)."""
-    if name in EPOCH_ENTRIES:
-        return tuple(Flip(e, a, "epoch") for e in EPOCH_FLIPS for a in (0, 1))
-    if name in DRAW_ENTRIES:
-        return tuple(Flip(d, a, "draw") for d in DRAW_FLIPS for a in (0, 7))
-    if not tape.declared:
-        return tuple(Flip(t, 0, "undeclared") for t in (5, horizon // 2, horizon - 2))
-    return classify(tape, _spread(tape, horizon))
+@dataclass(frozen=True)
+class Declared:
+    """What a recorded run declared: the rounds whose record reached a release, those of a
+    merged unit among them."""
+
+    released: tuple[int, ...]
+    merged: tuple[int, ...]
+
+    @classmethod
+    def of(cls, tape: Tape) -> Declared:
+        feeds = [f for f in tape.released_feeds() if f.round is not None]
+        merged = _merged_feeds(tape, feeds)
+        return cls(tuple(sorted({f.round for f in feeds})),
+                   tuple(sorted({f.round for f, m in zip(feeds, merged, strict=True) if m})))
+
+    def kind(self, t: int) -> str:
+        """What the run declared of round t."""
+        if t in self.merged:
+            return MERGED
+        if t in self.released:
+            return RELEASED
+        return LOCAL if self.released and t < self.released[-1] else AFTER_LAST
 
 
-def declared_rounds(tape: Tape) -> tuple[list[int], list[int]]:
-    """(rounds whose record reached a release, those of a merged unit), as a recorded run's
-    `tape` declares them (`mechanisms.tape.feeds`; both empty when it declares nothing)."""
-    feeds = [f for f in tape.released_feeds() if f.round is not None]
-    return (sorted({f.round for f in feeds}),
-            sorted({f.round for f in feeds if f.facts.get("merged")}))
-
-
-def _spread(tape: Tape, horizon: int) -> list[int]:
-    released, merged = declared_rounds(tape)
-    declared = {f.round for f in tape.declared}
-    first = released[0] if released else 0
-    local = next((t for t in range(first + 1, horizon) if t not in declared), None)
-    picks = [*released[:1], *released[len(released) // 2:][:1], *released[-1:],
-             *merged[:1], *merged[-1:], *([] if local is None else [local])]
-    return sorted(dict.fromkeys(picks))
-
-
-def classify(tape: Tape, rounds: Sequence[int]) -> tuple[Flip, ...]:
-    """Each round of `rounds` as a Flip, with what the recorded `tape` declared of it (kind
-    "" when it declared nothing)."""
-    released, merged = map(set, declared_rounds(tape))
+def _merged_feeds(tape: Tape, feeds: Sequence[Feed]) -> list[bool]:
+    """Whether each feed's unit was merged: the last partition published before it puts the
+    unit with a unit of another party (parties as the declarations name them)."""
+    party: dict[int, Any] = {}
+    for f in tape.declared:
+        if "unit" in f.facts and "party" in f.facts:
+            party[int(f.facts["unit"])] = f.facts["party"]
+    published = [(i, e.value) for i, e in enumerate(tape.entries)
+                 if isinstance(e.mechanism, PublicValue) and e.mechanism.name == PARTITION]
+    positions = [i for i, _ in published]
     out = []
-    for t in rounds:
-        if not tape.declared:
-            kind = ""
-        elif t in released:
-            kind = "released, merged" if t in merged else "released"
-        else:
-            kind = "local"
-        out.append(Flip(int(t), 0, kind))
-    return tuple(out)
+    for f in feeds:
+        k = int(np.searchsorted(positions, f.position, side="right")) - 1
+        unit = f.facts.get("unit")
+        if k < 0 or unit is None or unit not in party:
+            out.append(False)
+            continue
+        labels = published[k][1]
+        mates = np.flatnonzero(labels == labels[int(unit)])
+        out.append(len({party.get(int(u)) for u in mates} - {None}) > 1)
+    return out
 
 
-def released_rounds(name: str, config: dict[str, Any], seed: Any) -> tuple[list[int], list[int]]:
-    """`declared_rounds` of entry `name`'s run on `config` and `seed` (one recorded run)."""
-    env, play = setup(name, config, seed)
-    marked(env)
-    return declared_rounds(record(lambda: play(env)).tape)
+def choose_flips(tape: Tape, horizon: int) -> tuple[PlannedFlip, ...]:
+    """The flips tried on a recorded run (module docstring); a run that declared nothing
+    (any round may feed a release) is flipped early, mid-run and late."""
+    if not tape.declared:
+        rounds = dict.fromkeys(min(t, horizon - 1) for t in (5, horizon // 2, horizon - 2))
+        return tuple(PlannedFlip(Flip(t), UNDECLARED) for t in rounds)
+    declared = Declared.of(tape)
+    released, merged = declared.released, declared.merged
+    picks = [*released[:1], *released[len(released) // 2:][:1], *released[-1:],
+             *merged[:1], *merged[-1:]]
+    if released:
+        local = next((t for t in range(released[0] + 1, released[-1])
+                      if t not in released), None)
+        picks += [] if local is None else [local]
+    if horizon - 1 not in released:
+        picks.append(horizon - 1)
+    return tuple(PlannedFlip(Flip(t), declared.kind(t)) for t in sorted(dict.fromkeys(picks)))
 
 
-def player(name: str, config: dict[str, Any], seed: Any, flip: Flip | None
-           ) -> Callable[[], Any]:
-    """A thunk that plays entry `name`'s run on its world, rounds marked on the tape, or on
-    the neighbour `flip` describes."""
-    def go() -> Any:
-        env, run = setup(name, config, seed)
-        marked(env)
-        if flip is not None:
-            FlippedReward(env, flip.at, flip.agent)
-        return run(env)
-    return go
+def planned(target: AuditTarget, tape: Tape, flips: Sequence[Any] | None = None,
+            agents: Sequence[int] = (0,)) -> tuple[PlannedFlip, ...]:
+    """The flips of an audit: `flips` (`Flip`s, or indices of the kind the profile's fixed
+    flips have -- rounds by default -- each for each agent of `agents`), else the profile's
+    fixed ones, else those chosen from the run's tape."""
+    declared = Declared.of(tape)
+    fixed = None if target.entry.audit is None else target.entry.audit.flips
+    if flips is not None:  # rounds count the kind the profile flips (epochs, draws)
+        kind = fixed[0].kind if fixed else ROUND
+        out = []
+        for f in flips:
+            for flip in ([f] if isinstance(f, Flip) else [Flip(int(f), a, kind)
+                                                           for a in agents]):
+                out.append(PlannedFlip(flip, declared.kind(flip.at)
+                                       if flip.kind == ROUND and tape.declared else FIXED))
+        return tuple(out)
+    if fixed is not None:
+        return tuple(PlannedFlip(f) for f in fixed)
+    return choose_flips(tape, target.horizon)
 
 
-def audit_entry(name: str, config: dict[str, Any], seed: Any,
-                flips: Sequence[int] | None = None, agents: Sequence[int] = (0,)
-                ) -> EnvironmentAuditReport:
-    """Forced-replay audit of entry `name` (a full run config: horizon, environment and
-    parameters): its run on the world is recorded once, then replayed on the neighbours
-    flipped at each round (or epoch) in `flips`, for each agent index in `agents` (epoch
-    and anonymous worlds) -- or, `flips` None, at the flips chosen from the recorded run
-    (`choose_flips`).  The report's `scope` line says what the run released and which
-    kinds of flips were tried."""
-    get_algorithm(name)  # fails early on an unknown name
-    recorded = record(player(name, config, seed, None))
-    eps, delta, statement = _claim(recorded.result.privacy)
+def audit_entry(name: str, config: dict[str, Any] | None = None, seed: Any = 3,
+                flips: Sequence[Any] | None = None, agents: Sequence[int] = (0,), *,
+                epsilon: float = 1.0, world: int = 0,
+                variant: Callable[[Setup], Setup] | None = None) -> EnvironmentAuditReport:
+    """Forced-replay audit of entry `name` on `config` (a full run config: horizon,
+    environment and parameters), or on its profile's audit world number `world` at
+    `epsilon` when config is None: its run is recorded once, then replayed on the
+    neighbours of `flips` (rounds or `Flip`s; None: the profile's, else chosen from the
+    recorded run).  `variant` replaces what the entry builds (a control)."""
+    return audit_target(AuditTarget.of(name, config, epsilon=epsilon, world=world,
+                                       variant=variant), seed, flips, agents)
+
+
+def audit_target(target: AuditTarget, seed: Any = 3, flips: Sequence[Any] | None = None,
+                 agents: Sequence[int] = (0,)) -> EnvironmentAuditReport:
+    """`audit_entry` of a prepared target."""
+    recorded = record(lambda: target.play(seed))
+    eps, delta, statement = claim_of(recorded.result)
     unrecorded = recorded.unrecorded or _unpaid(recorded, statement)
     if unrecorded:  # the audit cannot see, or account for, every release: fail closed
         return EnvironmentAuditReport(eps, delta, (PairFinding(
             "recorded run", math.inf, math.inf, math.inf, len(recorded.tape.entries), 0,
             f"unrecorded: {unrecorded}"),))
-    if flips is None:
-        chosen = choose_flips(name, recorded.tape, int(config["horizon"]))
-    else:
-        fixed = {n: k for names, k in ((EPOCH_ENTRIES, "epoch"), (DRAW_ENTRIES, "draw"))
-                 for n in names}
-        chosen = tuple(Flip(f.at, a, fixed.get(name, f.kind))
-                       for f in classify(recorded.tape, flips) for a in agents)
-    many = len({f.agent for f in chosen}) > 1
-    neighbours = {f.label(many): player(name, config, seed, f) for f in chosen}
-    return audit_replays(recorded, neighbours, delta, eps, scope(recorded.tape, chosen))
+    chosen = planned(target, recorded.tape, flips, agents)
+    many = len({p.flip.agent for p in chosen}) > 1
+    neighbours = {p.label(many): (lambda f=p.flip: target.play(seed, flip=f)) for p in chosen}
+    never = [p.label(many) for p in chosen if not p.evidence]
+    return audit_replays(recorded, neighbours, delta, eps, scope(recorded.tape, chosen), never)
 
 
-def differing_releases(name: str, config: dict[str, Any], seed: Any, at: int,
-                       agent: int = 0) -> list[tuple[Entry, Entry]]:
+def released_rounds(name: str, config: dict[str, Any] | None, seed: Any, *,
+                    epsilon: float = 1.0) -> tuple[int, ...]:
+    """The rounds whose record entry `name`'s run on `config` and `seed` declared released
+    (one recorded run)."""
+    target = AuditTarget.of(name, config, epsilon=epsilon)
+    return Declared.of(record(lambda: target.play(seed)).tape).released
+
+
+def differing_releases(name: str, config: dict[str, Any] | None, seed: Any, at: int,
+                       agent: int = 0, *, epsilon: float = 1.0) -> list[tuple[Entry, Entry]]:
     """The releases whose pre-noise inputs differ between entry `name`'s run and the
     neighbour flipped at round `at` (agent `agent`), replayed with every release forced:
     (recorded entry, replayed entry) pairs in tape order.  What they hold says which parts
     of a released statistic the flip reaches (docs/cascade.md reads a cascade's Gram
     block this way)."""
-    first = record(player(name, config, seed, None)).tape
+    target = AuditTarget.of(name, config, epsilon=epsilon)
+    first = record(lambda: target.play(seed)).tape
     second = Tape(forced=first)
     with recording(second):
-        player(name, config, seed, Flip(at, agent))()
+        target.play(seed, flip=Flip(at, agent))
     return [(a, b) for a, b in zip(first.entries, second.entries, strict=True)
             if not np.array_equal(np.asarray(a.value), np.asarray(b.value))]
 
@@ -328,62 +229,60 @@ def _unpaid(recorded: Any, statement: Any) -> str:
             "but charged no ledger")
 
 
-def scope(tape: Tape, flips: Sequence[Flip]) -> str:
-    """One line: what the recorded run declared released, and the kinds of flips tried
-    ("" when it declared nothing)."""
-    kinds: dict[str, int] = {}
-    for f in flips:
-        kinds[f.kind] = kinds.get(f.kind, 0) + 1
-    tried = ", ".join(f"{n} {k}" for k, n in kinds.items())
+def scope(tape: Tape, flips: Sequence[PlannedFlip]) -> str:
+    """One line: what the recorded run declared released, the partitions it published, and
+    the kinds of flips tried ("" when it declared nothing)."""
     if not tape.declared:  # the labels say what each flip is
         return ""
-    released, merged = declared_rounds(tape)
-    return (f"records released from {len(released)} rounds ({len(merged)} of a merged unit); "
-            f"flips tried: {tried}")
+    kinds: dict[str, int] = {}
+    for p in flips:
+        kinds[p.kind or "fixed"] = kinds.get(p.kind or "fixed", 0) + 1
+    tried = ", ".join(f"{n} {k}" for k, n in kinds.items())
+    declared = Declared.of(tape)
+    partitions = _partition_changes(tape)
+    return (f"records released from {len(declared.released)} rounds "
+            f"({len(declared.merged)} of a merged unit); {partitions} changes of the "
+            f"published partition; flips tried: {tried}")
 
 
-# Small worlds for auditing every private entry: the horizon, and the parameters and world
-# settings that differ from the entry's defaults (see the module docstring).
-_SHARING = {"rate": 0.5, "cap": 10**6, "resolution": 20.0}
-AUDIT_WORLDS: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {
-    "cdp-fclub-dc": (1024, {"resolution": 5.0}, {"dim": 2, "users": 4, "clusters": 1,
-                                                  "servers": 2}),
-    "cdp-fclub-dc+": (512, _SHARING, {"dim": 2, "users": 4, "clusters": 1, "servers": 2}),
-    "cdp-fedc3ucb-h": (512, {}, {}),
-    "cdp-fedc3ucb-h+": (512, _SHARING, {"dim": 2, "users": 4, "clusters": 1, "items": 10,
-                                        "list_len": 2}),
-    "cdp-fedc3ucb-sets": (512, {"resolution": 3.0}, {"dim": 2, "users": 4, "clusters": 1,
-                                                    "items": 10, "list_len": 2}),
-    "cdp-mab": (20000, {}, {}), "ddp-mab": (20000, {}, {}), "hdp-mab": (20000, {}, {}),
-    "anonymous-base-laplace": (2000, {}, {}),
-}
-AUDIT_SIZES = {name: world[0] for name, world in AUDIT_WORLDS.items()}
-EPOCH_FLIPS = (0, 2)
-EPOCH_ENTRIES = ("cdp-mab", "ddp-mab", "hdp-mab")  # their worlds draw rewards per epoch
-# worlds whose rewards are drawn when released: flips count a user's draws
-DRAW_ENTRIES = ("anonymous-base-laplace",)
-DRAW_FLIPS = (0, 5)
+def _partition_changes(tape: Tape) -> int:
+    """How many published partitions differ from the one before (per publisher)."""
+    last: dict[int, np.ndarray] = {}
+    changes = 0
+    for e in tape.entries:
+        if isinstance(e.mechanism, PublicValue) and e.mechanism.name == PARTITION:
+            before = last.get(id(e.mechanism))
+            if before is not None and not np.array_equal(by_first_appearance(before),
+                                                         by_first_appearance(e.value)):
+                changes += 1
+            last[id(e.mechanism)] = e.value
+    return changes
 
 
-def small_config(name: str, epsilon: float, **params: Any) -> dict[str, Any]:
-    """Entry `name` at its defaults (and `params`) on its default world, at its
-    AUDIT_SIZES horizon."""
-    from ..schema import defaults
-
-    entry = get_algorithm(name)
-    return {**entry.defaults, **params, "epsilon": epsilon, "horizon": AUDIT_SIZES[name],
-            "environment": defaults(entry.environment)}
+def private_entries() -> Iterator[tuple[str, AlgorithmEntry]]:
+    """Every private registry entry, by name."""
+    return ((name, entry) for name, entry in algorithms().items() if entry.private)
 
 
-def audit_config(name: str, epsilon: float, **params: Any) -> dict[str, Any]:
-    """Entry `name` on its AUDIT_WORLDS world (and `params`), at `epsilon`."""
-    _, changed, world = AUDIT_WORLDS[name]
-    config = small_config(name, epsilon, **{**changed, **params})
-    config["environment"] = {**config["environment"], **world}
-    return config
+def entry_audits(name: str, entry: AlgorithmEntry, epsilons: Sequence[float] = (1.0,),
+                 seed: int = 3) -> dict[str, EnvironmentAuditReport]:
+    """Entry `name` audited on every audit world of its profile at each epsilon, flips
+    chosen from the run (or the profile's); keys "name", "name [label]" for a labelled
+    world, " at epsilon e" appended when several epsilons are audited.  An entry without
+    a profile raises a ConfigError naming it."""
+    out: dict[str, EnvironmentAuditReport] = {}
+    for w, world in enumerate(profile_of(entry).worlds):
+        for eps in epsilons:
+            key = name + (f" [{world.label}]" if world.label else "") + (
+                f" at epsilon {eps:g}" if len(epsilons) > 1 else "")
+            out[key] = audit_entry(name, seed=seed, epsilon=eps, world=w)
+    return out
 
 
-def audit_registry(epsilon: float = 1.0, seed: int = 3) -> dict[str, EnvironmentAuditReport]:
-    """Every private entry that builds its run, audited at `epsilon` on its AUDIT_WORLDS
-    world, at the flips chosen from its recorded run."""
-    return {name: audit_entry(name, audit_config(name, epsilon), seed) for name in AUDIT_WORLDS}
+def audit_registry(epsilons: Sequence[float] = (1.0,), seed: int = 3
+                   ) -> dict[str, EnvironmentAuditReport]:
+    """`entry_audits` of every private entry."""
+    out: dict[str, EnvironmentAuditReport] = {}
+    for name, entry in private_entries():
+        out.update(entry_audits(name, entry, epsilons, seed))
+    return out

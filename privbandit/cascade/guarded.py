@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.statement import Relation
+from privbandit.mechanisms.publication import Publication
 
 from ..clustering import NoiseAwareClustering
 from ..comm import DOWNLOAD, UPLOAD, CommLog
@@ -115,6 +116,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         self._groups = [np.arange(n)] * n  # each agent's released cluster (all, before one)
         self._merged = np.zeros(n, dtype=bool)  # a released cluster with other agents
         self._shared = False
+        self.publication = Publication("server")
         self._comm = CommLog()
         self._msg = (d + 1) * (d + 1) * 8
 
@@ -169,6 +171,7 @@ class GuardedPrivateCascade(GuardedReports, IndependentCascadeUCB):
         if sent.size:
             self._comm.record(UPLOAD, int(sent.size), int(sent.size) * self._msg, round=t)
         self.labels = self.clustering.labels(st.released, st.variance, st.counts)
+        self.publication.partition(self.labels)  # what the global server sends
         self._rebuild()
         if self._merged.any():  # sent by released clusters alone
             count = int(self._merged.sum())

@@ -28,6 +28,10 @@ counts, the p_t coins):
   privatized trace of P_u's Gram block over B^2 (the count itself for
   unit-norm items), kept within [a, K a], a the arrivals P_u holds.
 
+Every record is declared to the agent's tree as it enters it, and the server
+publishes its partition and each model it sends (`publication`, for the
+end-to-end audit; post-processing of the releases).
+
 Server side (`PrivateCascadeServer`).  A stored prefix after s steps holds
 popcount(s) node noises (public: s counts arrivals); a pooled sum of
 prefixes holding n node noises in all gets the regulariser (lam + rho(n)) I,
@@ -90,6 +94,7 @@ import numpy as np
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
+from privbandit.mechanisms.publication import Publication
 from privbandit.mechanisms.samplers import Sampler
 
 from ..comm import UPLOAD
@@ -261,6 +266,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         self._uploaded = np.zeros_like(self._prefix)
         self._eye = np.eye(self.dim)
         self._rng: np.random.Generator | None = None
+        self.publication = Publication("server")  # the partition and the models it sends
 
     def _width_scale(self, value: float | str) -> float:
         """"matched": the fraction of the theoretical radius the base radius is (see docs)."""
@@ -294,6 +300,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         if clicked is not None:
             z[clicked, self.dim] = 1.0
         self.arrivals[u] += 1
+        self.publication.fed(self.trees[u], schedule=self.schedule, unit=u, party=u)
         if self.schedule.kind == "every-round":
             self._prefix[u] = self.trees[u].add(z.T @ z, self._rng)
             self._in_prefix[u] = self.arrivals[u]
@@ -333,6 +340,9 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
         floor = max(float(np.linalg.eigvalsh(gram_clu)[0]), self.lam)
         noise = self.noise.gamma(n) + 2.0 * self.noise.rho(n) * self.theta_bound
         self.widths_beta[agent] = self.beta + self.noise_width_scale * noise / math.sqrt(floor)
+        self.publication.partition(self.server.labels())
+        self.publication.value("model", np.concatenate((
+            [agent], gram_clu.ravel(), theta_clu, [self.widths_beta[agent]])))
         self._adopt(agent, gram_clu, theta_clu, t)
 
     def _examined_estimate(self, agent: int, prefix: np.ndarray) -> int:

@@ -68,8 +68,7 @@ import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
-from privbandit.mechanisms.reward_only import PublicFeatures
-from privbandit.mechanisms.tape import PublicValue
+from privbandit.mechanisms.publication import Publication
 
 from ..clustering import SetClusters, SplitMergeClustering, by_smallest_member
 from ..comm import DOWNLOAD, UPLOAD, CommLog
@@ -155,8 +154,10 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
                                      records_per_round=self.list_len if displayed else 1,
                                      changed_records=2 if displayed else 1)
         self.ridge = RewardNoiseRidge(self.dim, self.lam, noise_scale, theta_bound, confidence)
+        self.publication = Publication("server")  # the partition and the models it sends
         self.sets = SetClusters(detection, self.n_users, start="alone",  # at every release
-                                public=PublicValue("clusters"))
+                                publication=self.publication)
+        self.decisions = dict.fromkeys(("unit_moves", "splits", "merges"), 0)
         self.labels = np.arange(self.n_users)
         self._failure = plan.failure / (2.0 * max(self.schedule.releases, 1))  # per release
         self._rows = np.zeros(self.n_users, dtype=np.intp)  # each agent's cluster model
@@ -215,7 +216,7 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
             records = shown
         else:
             records, rewards = shown[:1], np.array([1.0 if clicked == 0 else 0.0])
-        self.streams.observe(u, PublicFeatures(records, by=PUBLIC), rewards,
+        self.streams.observe(u, self.streams.public(u, records, PUBLIC), rewards,
                              merged=bool(self._merged[u]))
         if self.schedule.is_release(t):
             self._release(t)
@@ -234,6 +235,8 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
         st = self.streams
         self.sets.detect(st.gram, st.moments, self._bootstrap,
                          variance=np.full(self.n_users, st.variance), counts=st.counts)
+        for key in self.decisions:
+            self.decisions[key] += getattr(self.sets.last, key)
         return self.sets.labels
 
     def _models(self, labels: np.ndarray) -> None:
@@ -252,6 +255,8 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
                                      st.noise_bound(members.size, self._failure))
             self.model_inv[k], self.model_theta[k] = model.inverse, model.theta
             self.model_noise[k] = model.noise_bound
+        self.publication.value("models", np.concatenate((
+            self.model_theta.ravel(), self.model_inv.ravel(), self.model_noise)))
 
     # -- reporting ---------------------------------------------------------------------
     def privacy(self) -> PrivacyStatement:

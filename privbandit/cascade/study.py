@@ -24,8 +24,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..envs import seed001_environment
+from ..envs.neighbours import Flip
 from ..registry import (
+    GUARDED_AUDIT,
     AlgorithmEntry,
+    AuditProfile,
+    AuditWorld,
+    CanaryRounds,
     guard_params,
     privacy_params,
     radius_params,
@@ -164,6 +169,33 @@ def _entry(name: str, description: str, **kw: Any) -> AlgorithmEntry:
     )
 
 
+# how the private entries are audited (`privbandit.auditing`): their worlds, black-box size and
+# flip, canary rounds (the guarded one shares every round so that every canary is released).
+# cdp-fedc3ucb-h's default world uploads and downloads but its server never splits at
+# epsilon 1 within a small horizon; its second world (2 clusters of 2 agents, batched
+# releases, narrow noise bounds: utility knobs) deletes the edges between them at 1 and 8
+_SMALL = {"dim": 2, "users": 4, "clusters": 2, "items": 10, "list_len": 2}
+_SPLITS = {"mechanism": "mf", "schedule": "fixed", "alpha_d": 0.01, "noise_level": 0.9,
+           "theta_bound": 0.01}
+_CANARIES_SHARED = {"rate": 1.0, "merged_rate": 1.0, "cap": 256}
+# cdp-fedc3ucb-sets' world: a resolution any data prove, and units that move on any
+# evidence, so that its 2 clusters of 2 agents merge wrongly, then split, move and merge
+# back at epsilon 1 and 8 (utility knobs)
+_SETS_AUDIT = {"resolution": 50.0, "unit_evidence": 0.0}
+AUDITS = {
+    "cdp-fedc3ucb-h": AuditProfile(
+        worlds=(AuditWorld(512), AuditWorld(2048, _SPLITS, _SMALL, label="splits")),
+        black_box=(32, Flip(5)), canaries=CanaryRounds(256, 128)),
+    "cdp-fedc3ucb-h+": AuditProfile(
+        worlds=(AuditWorld(512, GUARDED_AUDIT, {"dim": 2, "users": 4, "clusters": 1,
+                                                "items": 10, "list_len": 2}),),
+        black_box=(32, Flip(5)),
+        canaries=CanaryRounds(256, 64, _CANARIES_SHARED, {"users": 10, "clusters": 2})),
+    "cdp-fedc3ucb-sets": AuditProfile(
+        worlds=(AuditWorld(1024, _SETS_AUDIT, _SMALL),),
+        black_box=(32, Flip(5)), canaries=CanaryRounds(256, 128)),
+}
+
 ENTRIES = (
     _entry("fedc3ucb-h", "seed 001: clustered federated cascading UCB with p_t auxiliary comms"),
     _entry("forcecomm", "seed 001: FedC3UCB-H with forced comms on 2^n-th arrivals"),
@@ -177,14 +209,16 @@ ENTRIES = (
            "FedInd's cascading UCB pooled per true cluster, the ceiling of federation"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads; (epsilon, "
            "delta)-DP for one user-round's click feedback, actions adapting (interactive)",
-           private=True, needs_delta=True, calibrations=("tight", "paper")),
+           private=True, needs_delta=True, calibrations=("tight", "paper"),
+           audit=AUDITS["cdp-fedc3ucb-h"]),
     _entry("cdp-fedc3ucb-sets", "private cascade on the set detection: agents act on released "
            "statistics only, reward-only releases of records built from the list (public "
            "Gram); (epsilon, delta)-DP for one user-round's click feedback, actions adapting "
-           "(interactive)", private=True, needs_delta=True),
+           "(interactive)", private=True, needs_delta=True, audit=AUDITS["cdp-fedc3ucb-sets"]),
     _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
            "releases of cluster mates; (epsilon, delta)-DP for one user-round's click feedback "
-           "seen from outside its agent (interactive)", private=True, needs_delta=True),
+           "seen from outside its agent (interactive)", private=True, needs_delta=True,
+           audit=AUDITS["cdp-fedc3ucb-h+"]),
 )
 for _e in ENTRIES:
     register_algorithm(_e)

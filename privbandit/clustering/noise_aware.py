@@ -24,11 +24,10 @@ instead pool everything the noise hides).  Clusters are cliques of links
 (complete linkage, built greedily from the best-connected unit, `clique_labels`),
 so one ambiguous pair cannot chain two clusters together.  The converse test,
 `differs` (consistency rejected: T^2 > chi2_d(level)), proves two units
-different with the noise counted, for rules that split on proof.  Everything is computed
-from released statistics, so the partition is post-processing -- and public: inside an
-end-to-end audit every partition `labels` returns is put on the tape as a public value
-(`PublicValue("clusters")`), so a partition that differs between neighbours along the
-forced transcript is reported as an unbounded loss.
+different with the noise counted, for rules that split on proof.  Fed released
+statistics, the partition is post-processing -- and public: the caller publishes it
+(its `mechanisms.Publication`), so that an end-to-end audit reports a partition that
+differs between neighbours along the forced transcript as an unbounded loss.
 """
 from __future__ import annotations
 
@@ -40,7 +39,6 @@ from scipy.optimize import brentq
 from scipy.stats import chi2, ncx2
 
 from privbandit.accounting.validation import check_positive
-from privbandit.mechanisms.tape import PublicValue
 
 from ..validation import check_probability
 from .labels import clique_labels
@@ -68,7 +66,6 @@ class NoiseAwareClustering:
     miss: float = 1e-3
     threshold: float = field(init=False)
     required_power: float = field(init=False)
-    public: PublicValue = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resolution", check_positive("resolution", self.resolution))
@@ -79,7 +76,6 @@ class NoiseAwareClustering:
         object.__setattr__(self, "threshold", q)
         object.__setattr__(self, "required_power",
                            float(brentq(lambda nc: ncx2.cdf(q, d, nc) - miss, 1e-9, 1e6)))
-        object.__setattr__(self, "public", PublicValue("clusters"))
 
     def estimates(self, stats: np.ndarray, variances: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -124,11 +120,8 @@ class NoiseAwareClustering:
         return _symmetric(stats.shape[0], i[far], j[far], diagonal=False)
 
     def labels(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Cluster label of each unit (the smallest unit index of its clique), (n,); public
-        (released on the audit's tape, the module docstring)."""
-        labels = clique_labels(self.links(stats, variances, counts))
-        self.public.release(labels)
-        return labels
+        """Cluster label of each unit (the smallest unit index of its clique), (n,)."""
+        return clique_labels(self.links(stats, variances, counts))
 
 
 def _symmetric(n: int, i: np.ndarray, j: np.ndarray, diagonal: bool) -> np.ndarray:

@@ -75,7 +75,7 @@ from scipy.optimize import brentq
 from scipy.stats import chi2, ncx2
 
 from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
-from privbandit.mechanisms.tape import PublicValue
+from privbandit.mechanisms.publication import Publication
 
 from ..errors import ShapeError, config_error
 from ..validation import check_dim, check_probability
@@ -491,15 +491,15 @@ class SetClusters:
     clustering: the `SplitMergeClustering`; n_units: n; start: "together" (one
     cluster, cut on proof of difference) or "alone" (singletons, joined on proof of
     sameness: the clustering needs a resolution); growth: g > 1 of the phases
-    (`phase_end`); public: for a private caller, the channel each partition found
-    is released on (`mechanisms.tape.PublicValue`: computed from releases, it is
-    public, and an end-to-end audit checks that it is).  `labels` (n,) are the
-    current clusters (by first appearance), `last` what the last detection did.
+    (`phase_end`); publication: for a private caller, the `mechanisms.Publication`
+    each partition found is published on (computed from releases, it is public, and
+    an end-to-end audit checks that it is).  `labels` (n,) are the current clusters
+    (by first appearance), `last` what the last detection did.
     """
 
     def __init__(self, clustering: SplitMergeClustering, n_units: int, *,
                  start: str = "together", growth: float = 1.15,
-                 public: PublicValue | None = None) -> None:
+                 publication: Publication | None = None) -> None:
         if not isinstance(clustering, SplitMergeClustering):
             raise config_error("clustering", clustering, "a SplitMergeClustering")
         if start not in STARTS:
@@ -512,7 +512,7 @@ class SetClusters:
             raise config_error("growth", growth, "a finite number > 1")
         n = check_count("n_units", n_units, minimum=1)
         self.clustering, self.start, self.growth = clustering, start, float(g)
-        self.public = public
+        self.publication = publication
         self.labels = np.zeros(n, dtype=np.int64) if start == "together" else np.arange(n)
         self.last: Partition | None = None
 
@@ -528,8 +528,8 @@ class SetClusters:
         found = self.clustering.partition(gram, moments, self.labels, rng=rng, blocks=blocks,
                                           variance=variance, counts=counts)
         labels = found.labels
-        if self.public is not None:  # in a forced replay: the recorded run's partition
-            labels = self.public.release(labels).astype(np.int64)
+        if self.publication is not None:  # in a forced replay: the recorded run's partition
+            labels = np.asarray(self.publication.partition(labels)).astype(np.int64)
         changed = not np.array_equal(labels, self.labels)
         self.labels, self.last = labels, found
         return changed

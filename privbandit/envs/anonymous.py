@@ -30,6 +30,7 @@ from ..errors import ShapeError, config_error
 from ..privacy import DEFAULT_SAMPLER, resolve_sampler
 from ..validation import real_array
 from .base import ContextFreeRounds, Environment, Outcome
+from .neighbours import DRAW
 
 REWARDS = ("bernoulli", "gaussian")
 
@@ -51,7 +52,12 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
     With `laplace_epsilon`, each round's sums are epsilon-DP for one user's
     reward in that round (record level; L1 sensitivity hi - lo of the clipped
     rewards; pure DP; Laplace mechanism).
+
+    Neighbours flip the `at`-th reward the aggregator draws for one user (`envs.neighbours`,
+    DRAW): rewards are drawn when a group sum is released.
     """
+
+    flip_kinds = (DRAW,)
 
     def __init__(
         self,
@@ -79,12 +85,22 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         self.noise_sd = check_positive("noise_sd", noise_sd)
         self.n_users, self.n_arms = means.shape
         self.sampler = resolve_sampler(sampler)
-        self.aggregator = KAnonymousAggregator(
-            check_count("threshold", threshold), self._draw,
-            laplace_epsilon=laplace_epsilon,
-            reward_bounds=reward_bounds if laplace_epsilon is not None else None,
-            n_users=self.n_users, n_arms=self.n_arms, sampler=self.sampler, require_play=True,
-        )
+        self._threshold = check_count("threshold", threshold)
+        self._bounds = reward_bounds if laplace_epsilon is not None else None
+        self.aggregator = self._aggregator()
+
+    def _aggregator(self) -> KAnonymousAggregator:
+        """The aggregator that draws this world's rewards (`_released`) when it releases."""
+        return KAnonymousAggregator(
+            self._threshold, self._released, laplace_epsilon=self.laplace_epsilon,
+            reward_bounds=self._bounds, n_users=self.n_users, n_arms=self.n_arms,
+            sampler=self.sampler, require_play=True)
+
+    def _edited(self, edit: Any) -> AnonymousBanditEnv:
+        """A neighbour's copy draws through an aggregator of its own."""
+        world = super()._edited(edit)
+        world.aggregator = world._aggregator()
+        return world
 
     @property
     def threshold(self) -> int:
@@ -104,6 +120,12 @@ class AnonymousBanditEnv(ContextFreeRounds, Environment):
         if self.reward == "bernoulli":
             return (rng.random(mu.shape) < mu).astype(np.float64)
         return mu + self.noise_sd * rng.standard_normal(mu.shape)
+
+    def _released(self, users: np.ndarray, arms: np.ndarray, rng: np.random.Generator
+                  ) -> np.ndarray:
+        """The rewards the aggregator draws to release a group sum (a neighbour's flipped)."""
+        rewards = self._draw(users, arms, rng)
+        return rewards if self._edit is None else self._edit.draws(users, arms, rewards)
 
     def act(self, t: int, action: np.ndarray) -> Outcome:
         """Round t, user i on arm action[i]: the users' total realised reward (a sum over all

@@ -20,6 +20,11 @@ detected clusters are) and `detection_mixing(labels)` (the share of users
 outside the largest true cluster of their detected cluster); the run loop's
 checkpoints read both.
 
+Neighbours (`envs.neighbours`): a world that can be audited end to end makes
+its own neighbours, `neighbour(flip)` (the same world with one user-round's
+feedback flipped, a `Flip` of a kind in `flip_kinds`), and holds canaries,
+`planted(rounds, included)`; both are copies, the world itself unchanged.
+
 Worlds without contexts (the multi-agent MAB, anonymous users) also answer
 for many rounds at once, `regret(actions)` and `expected_reward(actions)`
 with actions (R, ...) -> (R,): protocols whose steps span many rounds use
@@ -29,13 +34,16 @@ worker thread, is an optional accelerator a world may use
 """
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import HorizonError, config_error
 from ..kernels import cluster_error_rate, cluster_mixing_rate
+from .neighbours import ROUND, Edit, Flip
 
 
 class Round(NamedTuple):
@@ -58,7 +66,15 @@ class Outcome(NamedTuple):
 
 
 class Environment(ABC):
-    """The protocol every world implements (see the module docstring)."""
+    """The protocol every world implements (see the module docstring).
+
+    `flip_kinds`: the kinds of `Flip` the world makes neighbours for (none: it
+    cannot be audited end to end); `_edit`: what a neighbour or planted copy
+    changes (None in a plain world).
+    """
+
+    flip_kinds: tuple[str, ...] = ()
+    _edit: Edit | None = None
 
     @abstractmethod
     def reset(self, rng: np.random.Generator) -> None:
@@ -79,6 +95,42 @@ class Environment(ABC):
     def true_clusters(self) -> np.ndarray | None:
         """Hidden cluster label of each user, for evaluation only (None: no clusters)."""
         return None
+
+    # -- neighbours (envs.neighbours) ---------------------------------------------------
+    def neighbour(self, flip: Flip) -> Environment:
+        """The neighbouring world that differs from this one in what `flip` names: a copy,
+        this world unchanged.  ConfigError for a flip of a kind the world cannot make."""
+        if not isinstance(flip, Flip) or flip.kind not in self.flip_kinds:
+            raise config_error("flip", flip, f"a Flip of kind {self.flip_kinds or '(none)'} "
+                               f"for {type(self).__name__}")
+        planted = {} if self._edit is None else self._edit.planted
+        return self._edited(Edit(flip, planted))
+
+    def planted(self, rounds: Sequence[int], included: Sequence[bool]) -> Environment:
+        """A copy whose feedback at `rounds` is the top of its range where `included`, else
+        the bottom (canary user-rounds of a one-run audit)."""
+        if ROUND not in self.flip_kinds:
+            raise config_error("planted rounds", type(self).__name__,
+                               "a world that hands out feedback round by round")
+        rounds = [int(t) for t in rounds]
+        included = [bool(i) for i in included]
+        if len(rounds) != len(included):
+            raise config_error("included", len(included), f"one flag per round ({len(rounds)})")
+        flip = None if self._edit is None else self._edit.flip
+        return self._edited(Edit(flip, dict(zip(rounds, included, strict=True))))
+
+    @property
+    def changed(self) -> dict[str, Any]:
+        """What a neighbour's flip hit so far (round or epoch, user, feedback; empty in a
+        plain world or before the flipped round)."""
+        return {} if self._edit is None else dict(self._edit.changed)
+
+    def _edited(self, edit: Edit) -> Environment:
+        """A copy of this world that carries `edit` (a world holding objects bound to itself
+        rebuilds them here)."""
+        world = copy.copy(self)
+        world._edit = edit
+        return world
 
     def detection_error(self, labels: np.ndarray | None) -> float | None:
         """The fraction of users whose detected cluster is not exactly their true cluster

@@ -67,6 +67,13 @@ class BlockRounds(ABC):
         self._pipeline.settle()
         return {**self.__dict__, "_ring": [], "_turn": 0}
 
+    def _edited(self, edit: Any) -> Any:
+        """A neighbour's copy draws its own blocks (`Environment.neighbour`)."""
+        world = super()._edited(edit)
+        world._pipeline = BlockPipeline()
+        world._block, world._rows, world._rng = {}, 0, None
+        return world
+
     @property
     def prefetch(self) -> bool:
         """Draw the next block of rounds on a worker thread (see `envs.pipeline`)."""

@@ -93,6 +93,8 @@ class CascadeEnv(HiddenPreferencesEnv):
         w = self._block["weights"][i, a]
         clicked = self._block["clicks"][i] < w
         first = int(np.argmax(clicked)) if clicked.any() else self.list_len
+        if self._edit is not None:  # a neighbour's or a canary's round
+            first = self._edit.click(t, first, self.list_len, self._users[i])
         expected = float(1.0 - np.prod(1.0 - w))
         reward = 1.0 if first < self.list_len else 0.0
         return Outcome(reward, first, float(self._block["best"][i]) - expected, expected)

@@ -23,6 +23,7 @@ from ..validation import check_action, real_array, validated_norm
 from .base import Environment, Outcome
 from .blocks import BlockRounds, block_rounds
 from .items import ItemSource
+from .neighbours import ROUND
 
 REWARD_MODELS = ("bernoulli", "gaussian")
 
@@ -70,7 +71,10 @@ class HiddenPreferencesEnv(BlockRounds, Environment):
     preferences theta (n_users, d), items from an `ItemSource` (fixes d, K and
     the item norm bound), arrivals (uniform, or with `user_probs`) and optional
     true cluster labels (read only by the run loop, for the detection error).
+    Neighbours flip one round's feedback (`envs.neighbours`, ROUND).
     """
+
+    flip_kinds = (ROUND,)
 
     def __init__(
         self,
@@ -183,6 +187,8 @@ class LinearUsersEnv(HiddenPreferencesEnv):
             reward = 1.0 if noise < mean else 0.0
         else:
             reward = mean + self.noise_sd * noise
+        if self._edit is not None:  # a neighbour's or a canary's round
+            reward = self._edit.reward(t, reward, self._users[i])
         return Outcome(reward, reward, float(self._block["best"][i]) - mean, mean)
 
     def describe(self) -> dict[str, Any]:

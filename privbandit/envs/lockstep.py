@@ -26,18 +26,22 @@ def _shape(env: LinearUsersEnv) -> tuple:
             env.horizon)
 
 
+def _plain(env: object) -> bool:
+    """A `LinearUsersEnv` that is no neighbour or planted copy (those edit `act`)."""
+    return type(env) is LinearUsersEnv and env._edit is None
+
+
 def stackable(envs: Sequence[object]) -> bool:
-    """True for one or more `LinearUsersEnv` worlds of one shape."""
+    """True for one or more plain `LinearUsersEnv` worlds of one shape."""
     envs = list(envs)
-    return (bool(envs) and all(type(e) is LinearUsersEnv for e in envs)
-            and len({_shape(e) for e in envs}) == 1)
+    return bool(envs) and all(map(_plain, envs)) and len({_shape(e) for e in envs}) == 1
 
 
 def _check_alike(envs: Sequence[object]) -> list[LinearUsersEnv]:
     envs = list(envs)
-    if not envs or not all(type(e) is LinearUsersEnv for e in envs):
+    if not envs or not all(map(_plain, envs)):
         raise config_error("envs", [type(e).__name__ for e in envs],
-                           "one or more LinearUsersEnv worlds")
+                           "one or more plain LinearUsersEnv worlds (no neighbours)")
     shape = {_shape(e) for e in envs}
     if len(shape) != 1:
         raise config_error("envs", sorted(shape, key=str),

@@ -26,6 +26,7 @@ from privbandit.accounting.validation import check_count
 from ..errors import RewardError, ShapeError, config_error
 from ..validation import real_array
 from .base import ContextFreeRounds, Environment, Outcome
+from .neighbours import EPOCH, ROUND
 
 
 class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
@@ -33,7 +34,11 @@ class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
 
     means: (K,) shared by all agents (homogeneous; `n_users` required) or
     (M, K) one row per agent (heterogeneous).  Means must lie in [0, 1].
+    Neighbours flip one agent's reward of one round (`act`) or move its reward sum of
+    one epoch draw by one (`draw_sums`) (`envs.neighbours`, ROUND and EPOCH).
     """
+
+    flip_kinds = (ROUND, EPOCH)
 
     def __init__(self, means: Any, n_users: int | None = None) -> None:
         mu = real_array("means", means)
@@ -111,7 +116,8 @@ class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
         """
         idx = self._arm_indices(arms)
         n = check_count("pulls", pulls, minimum=0)
-        return rng.binomial(n, self._means[:, idx])
+        sums = rng.binomial(n, self._means[:, idx])
+        return sums if self._edit is None else self._edit.sums(idx, n, sums)
 
     def pull(self, arms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One round: agent i plays arms[i]; returns (M,) rewards in {0., 1.}."""
@@ -124,6 +130,8 @@ class MultiAgentBernoulliMAB(ContextFreeRounds, Environment):
         (M,) rewards, drawn from the round stream given to `reset`."""
         rng = self._acting(t)
         rewards = self.pull(action, rng)
+        if self._edit is not None:  # a neighbour's round
+            rewards = self._edit.rewards(t, rewards)
         return Outcome(float(rewards.sum()), rewards, float(self.regret(action)),
                        float(self.expected_reward(action)))
 

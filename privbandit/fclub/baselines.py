@@ -1,8 +1,9 @@
 """The seed's baselines, the oracle ceiling, and a by-name factory of the FCLUB family.
 
 Seed 000, Section 5: CLUB and SCLUB run separately on each local server (no
-communication), LinUCB per user, and Homo / Homo-DC (FCLUB / FCLUB-DC with
-every user in one cluster).  `make_policy(name, ...)` builds any of them, and
+communication), LinUCB per user (the core `policies.LinUCB`, registered as
+"linucb"), and Homo / Homo-DC (FCLUB / FCLUB-DC with every user in one
+cluster).  `make_policy(name, ...)` builds the federated ones and
 FCLUB, FCLUB-DC and CDP-FCLUB-DC, from plain keyword settings.
 `ClusterOracle` is not an algorithm anyone can deploy: it is told the world's
 hidden clusters and pools each true cluster's users across all servers, the
@@ -28,7 +29,7 @@ from .privacy import CdpPlan
 from .sets import SetFederatedClub
 
 ALGORITHMS = ("fclub", "fclub-dc", "cdp-fclub-dc", "club-per-server", "sclub-per-server",
-              "linucb-per-user", "homo", "homo-dc", "fclub-dc-sets")
+              "homo", "homo-dc", "fclub-dc-sets")
 # FclubConfig fields a name fixes (the rest come from keyword settings)
 _FEDERATED = {
     "fclub": {"sync": "instant", "detect": True},
@@ -211,12 +212,6 @@ def make_policy(name: str, *, dim: int, n_users: int, n_servers: int = 5,
         return FederatedClub(config, privacy=plan, observer=observer, name=name,
                              world_clusters=world_clusters)
     radius = _split(settings, _RADIUS_KEYS)
-    if name == "linucb-per-user":
-        if settings:
-            raise config_error("settings", sorted(settings), "only radius keys for LinUCB")
-        policy: Policy = LinUCB(dim, n_users, **radius)
-        policy.name = name
-        return policy
     if name in ("club-per-server", "sclub-per-server"):
         cls = CLUB if name == "club-per-server" else SCLUB
         extra = _split(settings, ("alpha", "alpha_p") if cls is SCLUB else ("alpha",))

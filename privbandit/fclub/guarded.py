@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.statement import Relation
+from privbandit.mechanisms.publication import Publication
 
 from ..clustering import NoiseAwareClustering
 from ..comm import DOWNLOAD, SERVER, UPLOAD, CommLog, party
@@ -146,6 +147,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
         self.theta = np.zeros((n, d))
         self.beta = np.zeros(n)
         self.noise = np.zeros(n)  # the bound on the federated moments' noise norm
+        self.publication = Publication("global server")
         self._comm = CommLog()
         self._msg = (d * d + 2 * d + 1) * 8  # a user's release: Gram, moments, feature sum
         self._checked: np.ndarray | None = None
@@ -207,6 +209,7 @@ class GuardedFederatedClub(GuardedReports, Policy):
                               sender=party("server", int(s)))
         st = self.streams
         self.labels = self.clustering.labels(st.released, st.variances, st.counts)
+        self.publication.partition(self.labels)  # what the global server sends
         self._rebuild()
         # the server sends mates' prefixes by released clusters alone (what a server then
         # builds from them with its raw data is its own affair)

@@ -20,7 +20,9 @@ Everything else is computed from those releases:
   counted and each server's users of a cluster moving as one block;
 - after every release and every change of partition, each global cluster's
   model: M = lam I + the members' summed exact Gram matrices, b = their summed
-  noisy moments (`private.RewardNoiseRidge`), sent to its local clusters;
+  noisy moments (`private.RewardNoiseRidge`), sent to its local clusters; the
+  global server publishes the partition and the models (`publication`: public,
+  post-processing of the releases, compared by the end-to-end audit);
 - each round, the arriving user's local cluster recommends the item with the
   highest x . theta + beta ||x||_(M^-1) + H ||M^-1 x||, H a bound on the norm of
   the cluster's summed moment noise that holds for every set of users at once
@@ -56,6 +58,7 @@ rewards' part; the continual-release mechanisms' own sources.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +66,7 @@ import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_positive
-from privbandit.mechanisms.reward_only import PublicFeatures
+from privbandit.mechanisms.publication import Publication
 
 from ..clustering import (
     NoiseAwareClustering,
@@ -88,6 +91,9 @@ from .config import FclubConfig
 
 UNIT = "one user-round's reward in the environment"
 CLUSTERINGS = ("split-merge", "cliques")
+# the plan's keys of the split/merge rule (`clustering.SplitMergeClustering`'s knobs)
+SPLIT_MERGE_KEYS = ("merge_level", "split_level", "unit_evidence", "block_evidence",
+                    "simulations")
 PUBLIC = "CDP-FCLUB-DC acts on released statistics only"
 
 
@@ -96,8 +102,10 @@ class ReleasedPlan(ReleasePlan):
     """The private side of the released CDP-FCLUB-DC: the `ReleasePlan` keys (default
     mechanism "mf", schedule "geometric"), `failure` (the probability that a noise bound
     fails, over the whole run), the merge tests' `resolution`, `level` and `miss`
-    (`clustering.NoiseAwareClustering`), and `clustering`: "cliques" (the phases' edge
-    deletion and clique merge) or "split-merge" (sets, after every release; the default)."""
+    (`clustering.NoiseAwareClustering`), `clustering`: "cliques" (the phases' edge
+    deletion and clique merge) or "split-merge" (sets, after every release; the default),
+    and split/merge's levels, evidences and bootstrap size (`SplitMergeClustering`;
+    utility knobs, the guarantee is the same for every value)."""
 
     mechanism: str = "mf"
     schedule: str = "geometric"
@@ -106,6 +114,11 @@ class ReleasedPlan(ReleasePlan):
     level: float = 0.99
     miss: float = 1e-3
     clustering: str = "split-merge"
+    merge_level: float = 0.99
+    split_level: float = 0.99
+    unit_evidence: float = math.log(1000.0)
+    block_evidence: float = 1.0
+    simulations: int = 24
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -117,7 +130,14 @@ class ReleasedPlan(ReleasePlan):
     def params(self) -> dict:
         return {**super().params(), "failure": self.failure, "resolution": self.resolution,
                 "level": self.level, "miss": self.miss, "release": "reward-only",
-                "clustering": self.clustering}
+                "clustering": self.clustering,
+                **{k: getattr(self, k) for k in SPLIT_MERGE_KEYS}}
+
+    def split_merge(self, config: FclubConfig) -> SplitMergeClustering:
+        """The split/merge rule of this plan for `config`'s dimension and radius."""
+        return SplitMergeClustering(
+            config.dim, lam=config.lam, noise_scale=config.noise_scale,
+            theta_bound=config.theta_bound, **{k: getattr(self, k) for k in SPLIT_MERGE_KEYS})
 
 
 class ReleasedFederatedClub(GuardedReports, Policy):
@@ -149,8 +169,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       radius.confidence)
         self.clustering = NoiseAwareClustering(self.ridge, plan.resolution, plan.level,
                                                plan.miss)
-        self.sets = None if plan.clustering == "cliques" else SplitMergeClustering(
-            d, lam=config.lam, noise_scale=config.noise_scale, theta_bound=config.theta_bound)
+        self.sets = None if plan.clustering == "cliques" else plan.split_merge(config)
         # the cliques' per-server user graphs (split/merge keeps sets: no (n, n) memory)
         self.graphs = ([UserGraph.complete(u.size) for u in self.server_users]
                        if self.sets is None else [])
@@ -167,6 +186,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self.beta = np.zeros(0)
         self.noise = np.zeros(0)
         self._max_clusters = 1
+        self.decisions = dict.fromkeys(("unit_moves", "block_moves", "splits", "merges"), 0)
+        self.publication = Publication("global server")
         self._comm = CommLog()
         self._msg = (d * d + 2 * d + 1) * 8  # a user's release: Gram, moments, feature sum
         self._checked: np.ndarray | None = None
@@ -192,8 +213,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       self.config.item_bound, action, feedback)
         self._checked = None
         y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
-        self.streams.observe(user, PublicFeatures(x[None], by=PUBLIC), y,
-                             merged=bool(self._spans[user]))
+        self.streams.enter(user, (x, y), by=PUBLIC)
         if self.schedule.is_release(t):
             self._release(t)
 
@@ -206,6 +226,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
             self._models()
         else:
             self._split_merge()
+        self._publish()
         self._comm.record(DOWNLOAD, len(self._local), len(self._local) * self._msg, round=t,
                           sender=SERVER)
 
@@ -229,6 +250,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         for users, graph in zip(self.server_users, self.graphs, strict=True):
             delete_far(graph, far[np.ix_(users, users)])
         self._partition(self._merged_labels())
+        self._publish()
         self._comm.record(UPLOAD, len(self._local), len(self._local) * self._msg, round=t)
 
     def _initial_labels(self) -> np.ndarray:
@@ -247,6 +269,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         st = self.streams
         found = self.sets.partition(st.gram, st.moments, self._cluster_of, rng=self._bootstrap,
                                     blocks=self.server, variance=np.full(st.n_units, st.variance))
+        for key in self.decisions:
+            self.decisions[key] += getattr(found, key)
         self._partition(found.labels)
         self._local = [g[self.server[g] == s] for g in self._groups
                        for s in np.unique(self.server[g])]
@@ -279,11 +303,15 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                         for k in range(int(self._cluster_of.max()) + 1)]
         smallest = np.array([g.min() for g in self._groups])
         self.labels = smallest[self._cluster_of]
-        # public: whose released cluster spans other servers (what an audit flips, too)
-        spans = np.array([np.unique(self.server[g]).size > 1 for g in self._groups])
-        self._spans = spans[self._cluster_of]
         self._max_clusters = max(self._max_clusters, len(self._groups))
         self._models()
+
+    def _publish(self) -> None:
+        """What the global server sends the local servers: the partition, and each cluster's
+        model (theta, M^-1, the radius and the noise bound), published."""
+        self.publication.partition(self.labels)
+        self.publication.value("models", np.concatenate((
+            self.theta.ravel(), self.inv.ravel(), self.beta, self.noise)))
 
     def _models(self) -> None:
         """Every global cluster's model from its members' latest releases."""

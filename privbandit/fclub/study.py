@@ -5,18 +5,24 @@ Names and what each declares (`Param`s; `privbandit algorithms NAME` lists them)
 - "fclub", "fclub-dc": seed 000's FCLUB and FCLUB-DC (`FEDERATED`: alpha,
   alpha2, the det-ratio triggers U and D, the radius keys); preset
   "public-code" (lam = 2);
-- "cdp-fclub-dc" (private, `PRIVATE`): epsilon, delta, calibration, sampler,
-  the `FEDERATED` keys and the plan's keys -- detection_share, detection,
-  failure, mechanism, schedule, batch, growth, act_on, resolution, clustering;
-  preset "paper" (delta 0.1, the paper's node formula, tree noise every round,
-  acting on raw buffers: a guarantee over realised sequences only);
+- "cdp-fclub-dc" (private, `RELEASED`): acting on released statistics only
+  (`fclub.released`): epsilon, delta, sampler, the radius keys, failure,
+  mechanism, schedule, batch, growth, resolution, clustering and split/merge's
+  merge_level, split_level, unit_evidence, block_evidence, simulations; its
+  retired spellings (`RETIRED`: act_on, preset "paper") are refused by name;
+- "cdp-fclub-dc-paper" (private, `PAPER`): seed 000's path, acting on raw
+  buffers between uploads (a guarantee over realised sequences only): epsilon,
+  delta, calibration, sampler, the `FEDERATED` keys, detection_share,
+  detection, failure, mechanism, schedule, batch, growth; preset "paper"
+  (delta 0.1, the paper's node formula, tree noise every round);
 - "cdp-fclub-dc+" (private, `GUARDED`): epsilon, delta, sampler, the
   `GuardPlan` keys (`registry.guard_params`: mechanism, schedule, batch,
   growth, resolution, level, miss, share, rate, merged_rate, cap) and the
   `FEDERATED` keys;
 - "club-per-server", "sclub-per-server" (the seed's CLUB and SCLUB baselines;
   "club" and "sclub" are the centralised versions registered by
-  `privbandit.studies.baselines`), "linucb-per-user": the radius keys;
+  `privbandit.studies.baselines`, whose "linucb" is the per-user LinUCB
+  baseline here too);
 - "homo", "homo-dc": FCLUB and FCLUB-DC with every user in one cluster;
 - "fclub-dc-sets" (`SETS`): FCLUB-DC's sharing with split/merge detection over
   sets (`fclub.sets`: the federation recommended at population scale);
@@ -46,9 +52,14 @@ from typing import Any
 import numpy as np
 
 from ..envs.factory import ENVIRONMENT, keys_read, world_from
+from ..envs.neighbours import Flip
 from ..errors import config_error
 from ..registry import (
+    GUARDED_AUDIT,
     AlgorithmEntry,
+    AuditProfile,
+    AuditWorld,
+    CanaryRounds,
     guard_params,
     privacy_params,
     radius_params,
@@ -62,7 +73,7 @@ from .baselines import ClusterOracle, make_policy
 from .config import FclubConfig
 from .guarded import RESOLUTION, GuardedFederatedClub, GuardPlan
 from .privacy import CALIBRATIONS, DETECTIONS
-from .released import CLUSTERINGS, ReleasedFederatedClub, ReleasedPlan
+from .released import CLUSTERINGS, SPLIT_MERGE_KEYS, ReleasedFederatedClub, ReleasedPlan
 
 # the public code's settings (notes/seed-clarifications.md, seed 000)
 FEDERATED = (
@@ -76,35 +87,44 @@ FEDERATED = (
 )
 # "fclub-dc-sets": FCLUB-DC's triggers and radius, the split/merge tests, the phase schedule
 SETS = (*FEDERATED[2:], *split_merge_params(blocks=True))
-PLAN = (
+FAILURE = Param("failure", float, 0.1, "failure probability of the noise bounds",
+                range="(0, 1)")
+# "cdp-fclub-dc-paper": seed 000's CDP-FCLUB-DC, acting on its raw buffers between uploads
+PAPER = (
+    *privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
     Param("detection_share", float, 0.5, "share of the budget spent on cluster detection",
           range="(0, 1)"),
     Param("detection", str, "private", "detection: noised statistics, the same read by noise-aware "
           "tests, or raw (then NOT CDP)",
           choices=DETECTIONS),
-    Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
+    FAILURE,
     *release_params("mf", "geometric"),  # each user's stream ('paper': tree, every-round)
-    Param("act_on", str, "released", "what a local cluster recommends from: released "
-          "statistics only (reward-only releases with public Gram matrices; private when "
-          "actions adapt) or also its raw buffer (the paper's full-statistic noise; private "
-          "over realised sequences only)", choices=("released", "raw")),
-    Param("resolution", float, 0.2, "resolution of the merge tests (act_on 'released')",
-          range="(0, inf)"),
-    Param("clustering", str, "split-merge", "how act_on 'released' finds clusters: split/merge "
-          "over sets after every release, or the phases' edge deletion and clique merge",
-          choices=CLUSTERINGS),
 )
-PRIVATE = (*privacy_params(delta=True, calibrations=CALIBRATIONS, sampler=True), *FEDERATED,
-           *PLAN)
+# "cdp-fclub-dc": acting on released statistics only (reward-only releases, public Gram)
+RELEASED = (
+    *privacy_params(delta=True, sampler=True), *radius_params(beta=None), FAILURE,
+    *release_params("mf", "geometric"),
+    Param("resolution", float, 0.2, "resolution of the merge tests (clustering 'cliques')",
+          range="(0, inf)"),
+    Param("clustering", str, "split-merge", "how clusters are found: split/merge over sets "
+          "after every release, or the phases' edge deletion and clique merge",
+          choices=CLUSTERINGS),
+    *(p for p in SETS if p.name in SPLIT_MERGE_KEYS),
+)
+# the spelling of the paper's path before it was an entry of its own: refused by name
+RETIRED = {"act_on": "absent: the paper's path (acting on raw buffers) is the entry "
+                     "'cdp-fclub-dc-paper'; cdp-fclub-dc acts on released statistics only",
+           "paper": "the entry 'cdp-fclub-dc-paper' (its preset 'paper'): the paper's path "
+                    "is an entry of its own"}
 GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(resolution=RESOLUTION),
            *FEDERATED)
 # the seed's CLUB / SCLUB / LinUCB baselines take the radius keys without beta, confidence
 _RADIUS = tuple(p for p in radius_params(beta=None) if p.name != "confidence")
-_PARAMS = {"cdp-fclub-dc": PRIVATE, "cdp-fclub-dc+": GUARDED,
+_PARAMS = {"cdp-fclub-dc": RELEASED, "cdp-fclub-dc-paper": PAPER, "cdp-fclub-dc+": GUARDED,
            "club-per-server": (FEDERATED[0], *_RADIUS),
            "sclub-per-server": (FEDERATED[0], Param("alpha_p", float, 1.0, "SCLUB's split/merge "
                                 "factor", range="(0, inf)"), *_RADIUS),
-           "linucb-per-user": _RADIUS, "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
+           "oracle-clusters": _RADIUS, "fclub-dc-sets": SETS}
 _GUARD_KEYS = tuple(f.name for f in fields(GuardPlan) if f.name not in ("epsilon", "delta",
                                                                           "horizon"))
 SERVERS = Param("servers", int, 5, "number of local servers L", range="[1, inf)")
@@ -115,23 +135,24 @@ def _reads(settings: dict[str, Any]) -> frozenset[str]:
     return keys_read(settings) | {"servers"}
 # the paper's evaluation (seed 000, Section 6): delta = 0.1 and its node-noise formula
 # (and its raw buffers between uploads: a guarantee over realised sequences only)
-PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "act_on": "raw",
-                    "mechanism": "tree", "schedule": "every-round"}}
+PRESETS = {"paper": {"delta": 0.1, "calibration": "paper", "mechanism": "tree",
+                    "schedule": "every-round"}}
 # the authors' public code's ridge (lam = 2; the default keeps lam = 1), for FCLUB and FCLUB-DC
 PUBLIC_CODE = {"public-code": {"lam": 2.0}}
 _DESCRIPTIONS = {
     "fclub": "FCLUB (seed 000): phase-based detection, every observation shared at once",
     "fclub-dc": "FCLUB-DC (seed 000): asynchronous det-ratio uploads/downloads (U, D)",
     "cdp-fclub-dc": "CDP-FCLUB-DC (seed 000) acting on released statistics: reward-only "
-                    "releases, exact public Gram (interactive DP); preset 'paper': "
-                    "tree-noised full statistics, CDP over realised sequences only",
+                    "releases, exact public Gram (interactive DP)",
+    "cdp-fclub-dc-paper": "CDP-FCLUB-DC as seed 000 runs it: noised full statistics, raw "
+                          "buffers between uploads (CDP over realised sequences only, not "
+                          "interactive); preset 'paper': the paper's delta and tree",
     "cdp-fclub-dc+": "guarded private federation: CLUB per server, refined by noisy "
                      "continual releases of other servers' users; (epsilon, delta)-DP for "
                      "one user-round's reward seen from outside its server (interactive; "
                      "a server's own users are not protected from each other)",
     "club-per-server": "CLUB (Gentile et al. 2014) run separately on each local server",
     "sclub-per-server": "SCLUB (Li et al. 2019) run separately on each local server",
-    "linucb-per-user": "LinUCB (OFUL) with one model per user",
     "homo": "Homo: FCLUB with every user in one cluster",
     "homo-dc": "Homo-DC: FCLUB-DC with every user in one cluster",
     "fclub-dc-sets": "FCLUB-DC with split/merge detection over sets (pooled tests, no "
@@ -154,7 +175,7 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     servers = table.pop("servers", SERVERS.default)
     epsilon, delta = settings.pop("epsilon", None), settings.pop("delta", None)
     env = world_from(table, streams["world"])
-    if name == "cdp-fclub-dc":  # Definition 1's m: the number of clusters of the world
+    if name in ("cdp-fclub-dc", "cdp-fclub-dc-paper"):  # Definition 1's m: the world's
         truth = env.true_clusters()
         settings["world_clusters"] = None if truth is None else int(np.unique(truth).size)
     if name == "oracle-clusters":  # told the hidden clusters: a ceiling, not an algorithm
@@ -163,19 +184,18 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
             raise config_error("environment.setting", table.get("setting"),
                                "a world with hidden clusters for the oracle")
         return Setup(ClusterOracle(env.dim, truth, **settings), env, horizon, algorithm=name)
-    if name == "cdp-fclub-dc" and settings["act_on"] == "released":
+    if name == "cdp-fclub-dc":
         return Setup(_released(settings, env, servers, horizon, epsilon, delta), env, horizon,
                      algorithm=name)
     if name == "cdp-fclub-dc+":
         plan = GuardPlan(epsilon, delta, horizon,
                          **{k: settings.pop(k) for k in _GUARD_KEYS if k in settings})
         policy = GuardedFederatedClub(FclubConfig(env.dim, env.n_users, servers, **settings), plan)
-    else:  # the paper's path has no merge tests (its resolution is the released entry's)
-        settings.pop("resolution", None)
-        if settings.pop("clustering", CLUSTERINGS[0]) != CLUSTERINGS[0]:
-            raise config_error("clustering", config["clustering"], f"'{CLUSTERINGS[0]}' (the "
-                               "default) with act_on = 'raw': the paper's path detects by its "
-                               "own graph")
+    elif name == "cdp-fclub-dc-paper":  # seed 000's algorithm, its buffers raw
+        policy = make_policy("cdp-fclub-dc", dim=env.dim, n_users=env.n_users,
+                             n_servers=servers, horizon=horizon, epsilon=epsilon, delta=delta,
+                             act_on="raw", **settings)
+    else:
         policy = make_policy(name, dim=env.dim, n_users=env.n_users, n_servers=servers,
                              horizon=horizon, epsilon=epsilon, delta=delta, **settings)
     return Setup(policy, env, horizon, algorithm=name)
@@ -184,29 +204,44 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
 def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
               epsilon: float, delta: float) -> ReleasedFederatedClub:
     """CDP-FCLUB-DC acting on released statistics (`fclub.released`): its plan from the
-    release keys, the rest into the `FclubConfig`; the paper-path keys must keep their
-    defaults or say what they would change."""
+    release and clustering keys, the rest into the `FclubConfig`."""
     settings = dict(settings)
-    if settings.pop("calibration") != "tight":
-        raise config_error("calibration", "paper", "'tight' with act_on = 'released' (the "
-                           "paper's formula is for its full-statistic tree: preset 'paper')")
-    if settings.pop("detection") == "raw":
-        raise config_error("detection", "raw", "'private' or 'noise-aware' with act_on = "
-                           "'released' (it detects from released statistics only)")
-    settings.pop("detection_share")
-    settings.pop("act_on")
     plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
         "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution",
-        "clustering")})
+        "clustering", *SPLIT_MERGE_KEYS)})
     world = settings.pop("world_clusters", None)
     config = FclubConfig(env.dim, env.n_users, servers, **settings)
     return ReleasedFederatedClub(config, plan, world_clusters=world)
 
 
 def _presets(name: str) -> dict[str, dict[str, Any]]:
-    if name == "cdp-fclub-dc":
+    if name == "cdp-fclub-dc-paper":
         return PRESETS
     return PUBLIC_CODE if name in ("fclub", "fclub-dc", "fclub-dc-sets") else {}
+
+
+# how the private entries are audited (`privbandit.auditing`): small worlds in dimension 2 that
+# release early and take every public decision the entry has -- cdp-fclub-dc's split/merge
+# world (6 users of 3 clusters on 3 servers; moves on any evidence) moves users and servers'
+# blocks, splits and merges at epsilon 1; its cliques world (4 users, 2 servers, a coarse
+# resolution) deletes edges and merges cliques across servers -- the black-box size and flip,
+# canary rounds (the guarded entry shares every round so that every canary is released)
+_SMALL = {"dim": 2, "users": 4, "clusters": 1, "servers": 2}
+AUDITS = {
+    "cdp-fclub-dc": AuditProfile(
+        worlds=(AuditWorld(1024, {"unit_evidence": 0.0, "block_evidence": 0.0},
+                           {"dim": 2, "users": 6, "clusters": 3, "servers": 3}),
+                AuditWorld(1024, {"resolution": 5.0, "clustering": "cliques"}, _SMALL,
+                           label="cliques")),
+        black_box=(32, Flip(5)), canaries=CanaryRounds(512, 128)),
+    # its statement holds over realised sequences only: the interactive audits measure it
+    "cdp-fclub-dc-paper": AuditProfile(
+        worlds=(AuditWorld(512, environment=_SMALL),), black_box=(32, Flip(5)),
+        canaries=CanaryRounds(512, 128)),
+    "cdp-fclub-dc+": AuditProfile(
+        worlds=(AuditWorld(512, GUARDED_AUDIT, _SMALL),), black_box=(32, Flip(5)),
+        canaries=CanaryRounds(256, 64, {"rate": 1.0, "merged_rate": 1.0, "cap": 256})),
+}
 
 
 def _entries() -> list[AlgorithmEntry]:
@@ -215,10 +250,10 @@ def _entries() -> list[AlgorithmEntry]:
         private = name.startswith("cdp-")
         out.append(AlgorithmEntry(
             name, functools.partial(build_run, name), private=private, needs_delta=private,
-            calibrations=CALIBRATIONS if name == "cdp-fclub-dc" else (),
+            calibrations=CALIBRATIONS if name == "cdp-fclub-dc-paper" else (),
+            retired=RETIRED if name == "cdp-fclub-dc" else {},
             params=_PARAMS.get(name, FEDERATED), environment=(*ENVIRONMENT, SERVERS),
-            reads=_reads,
-            presets=_presets(name), description=text))
+            reads=_reads, presets=_presets(name), description=text, audit=AUDITS.get(name)))
     return out
 
 

@@ -16,6 +16,16 @@ no broken variant is a setting of this class.
 reward (the agent-level relation), placed in the epoch where S(r)/n_r is
 largest, and `canary_direction` the one-hot projection onto the coordinate
 that reward moves.
+
+`epoch_means_protocol(epsilon, sampler)` is the one-run audit the three entries'
+audit profiles declare (`registry.AuditProfile.canaries`): each agent releases
+the Laplace means of every arm and epoch through this transcript (the
+algorithms' own mechanism factory), the active set held at all arms.  One
+canary per (agent, arm, epoch): the first reward of that arm in that epoch.
+The others are fixed Bernoulli(1/2) draws the auditor knows, so the score is
+the released mean minus their share, times the epoch's reward count (the
+canary's reward plus Laplace(1/epsilon) noise).  Guarantee audited:
+epsilon-DP per reward (agent-level relation).
 """
 from __future__ import annotations
 
@@ -34,6 +44,8 @@ from privbandit.audits import (
     ThresholdTester,
     run_audit,
 )
+from privbandit.audits.one_run import CanaryProtocol
+from privbandit.audits.one_run_protocols import user_round_canaries
 from privbandit.mechanisms.laplace import pairwise_mean
 from privbandit.mechanisms.samplers import Sampler
 
@@ -160,3 +172,31 @@ def audit_transcript(
     tester = ThresholdTester(statistic=Projection(direction))
     return run_audit(transcript, pair, tester, claim, samples=samples, rng=rng,
                      confidence=confidence, name=transcript.name)
+
+
+def epoch_means_protocol(epsilon: float, sampler: Any = DEFAULT_SAMPLER, agents: int = 10,
+                         arms: int = 10, sizes: tuple[int, ...] = (2, 6, 14, 30),
+                         name: str = "epoch means") -> CanaryProtocol:
+    """Canary rewards in every agent's epoch means (see the module docstring)."""
+    transcript = EpochMeansTranscript(epsilon, sizes, sampler)
+    agents, arms = check_count("agents", agents), check_count("arms", arms)
+    starts = np.array((0, *sizes[:-1]))
+    counts = np.diff((0, *sizes))
+    base = np.random.default_rng(0).integers(0, 2, (agents, arms, sizes[-1])).astype(float)
+    shape = (agents, len(sizes), arms)  # canary (a, r, k): first reward of arm k in epoch r
+    others = np.stack([base[:, :, s + 1:s + n].sum(axis=-1) for s, n in zip(
+        starts, counts, strict=True)], axis=1)  # (agents, R, K), the known rewards' sum
+
+    def run(planted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        rewards = base.copy()
+        rewards[:, :, starts] = planted.reshape(shape).transpose(0, 2, 1)
+        return np.stack([transcript(rewards[a], g, 1)[0] for a, g in enumerate(
+            rng.spawn(agents))])
+
+    def score(view: np.ndarray) -> np.ndarray:
+        return (view * counts[None, :, None] - others).ravel()
+
+    return user_round_canaries(run, score, int(np.prod(shape)), name=name,
+                               relation="agent-level: one reward of one agent (a canary "
+                                        "user-round, 1 vs 0)")
+

@@ -14,6 +14,9 @@ kept): each of
 its steps is one epoch (exploration, release, exchange and the local
 exploitation while the exchange lasts) and returns that epoch's per-round
 regret and reward; the last step plays the committed arm to the horizon.
+What the exchange computes from the releases (the exchanged means, the arms
+left active) is published (`publication`: public values an end-to-end audit
+compares).
 Per epoch the Python work is O(M) (the M ledger charges); everything else is
 vectorised over agents and arms.
 
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
+from privbandit.mechanisms.publication import Publication
 
 from ..comm import CommLog
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
@@ -126,6 +130,7 @@ class EpochProtocol(StepProtocol):
                 Relation.AGENT, ledger.unit, f"{self.epsilon:g}-DP (pure) for one reward of "
                 "the agent"))
         self._log = CommLog()
+        self.publication = Publication("federation")  # exchanged means, active arms
         self._ybar = np.zeros((m, k))  # running private means (eq. 6)
         self._active = np.arange(k)
         self.records: list[EpochRecord] = []
@@ -174,6 +179,8 @@ class EpochProtocol(StepProtocol):
                                         int(active.size - keep.sum())))
         self._best = int(active[np.argmax(ex.mean)])
         self._active = active[keep]
+        self.publication.value("exchanged means", ex.mean)
+        self.publication.value("active arms", self._active)
         self.network.announce(self._active, at, self._log)
         if self._active.size == 1 or r == self.rounds or r == len(self.schedule.sizes):
             self._exploring = False

@@ -19,11 +19,13 @@ import dataclasses
 from typing import Any
 
 from ..envs.multi_agent_mab import MultiAgentBernoulliMAB
+from ..envs.neighbours import EPOCH, Flip
 from ..errors import config_error
-from ..registry import AlgorithmEntry, privacy_params, register_algorithm
+from ..registry import AlgorithmEntry, AuditProfile, AuditWorld, privacy_params, register_algorithm
 from ..runtime import Setup
 from ..schema import Param, fill
 from .algorithms import CDPMAB, DDPMAB, HDPMAB
+from .audit import epoch_means_protocol
 from .graphs import disjoint_union, fully_connected, random_connected, ring, star
 
 _GRAPHS = ("fully-connected", "star", "ring", "random")
@@ -112,10 +114,16 @@ def build_hdp(config: dict[str, Any], streams: dict[str, Any]) -> Setup:
     return _setup(alg, env)
 
 
+# how the three are audited (`privbandit.auditing`): worlds draw rewards per epoch, so the
+# neighbours move one agent's reward sum of an epoch; one run: the epoch means' canaries
+AUDIT = AuditProfile(worlds=(AuditWorld(20000),),
+                     flips=tuple(Flip(e, a, EPOCH) for e in (0, 2) for a in (0, 1)),
+                     black_box=(3000, Flip(0, 0, EPOCH)), canaries=epoch_means_protocol)
+
 for _name, _build, _text in (
     ("cdp-mab", build_cdp, "master-worker federated MAB with Laplace epoch means (seed 002)"),
     ("ddp-mab", build_ddp, "decentralized federated MAB, GIS protocol on a graph (seed 002)"),
     ("hdp-mab", build_hdp, "hybrid federated MAB, sinks and SAC protocol (seed 002)"),
 ):
     register_algorithm(AlgorithmEntry(_name, _build, private=True, params=PARAMS[_name],
-                                      environment=ENVIRONMENT, description=_text))
+                                      environment=ENVIRONMENT, description=_text, audit=AUDIT))

@@ -80,7 +80,6 @@ class Billboard:
         self._coin_rng: np.random.Generator | None = None
         self._models: dict[tuple[int, ...], Any] = {}
         self._ticket: tuple | None = None
-        self._ticket_merged = False
         self.shared_rounds = 0
 
     # -- the public coin ---------------------------------------------------------------
@@ -128,7 +127,6 @@ class Billboard:
             upper = model.scores(items, self.beta_scale)
         action = int(np.argmax(upper)) if rank is None else rank(upper)
         self._ticket = (t, int(unit), _key(action))
-        self._ticket_merged = bool(merged)
         self.shared_rounds += 1
         return action
 
@@ -142,8 +140,7 @@ class Billboard:
                 f"record of unit {unit} at round {t}, action {action}: only the action the "
                 f"billboard chose for a shared round may be released (it chose {self._ticket})")
         self._ticket = None
-        self.streams.enter(int(unit), record, by=f"billboard: shared round {t} of unit {unit}",
-                           merged=self._ticket_merged)
+        self.streams.enter(int(unit), record, by=f"billboard: shared round {t} of unit {unit}")
 
 
 def _key(action: Any) -> Any:

@@ -84,6 +84,23 @@ class ReleaseSchedule:
             return i < len(self._done) and self._done[i] == done
         return done % self.batch == 0 and (done // self.batch).bit_count() == 1
 
+    def next_release(self, t: int) -> int | None:
+        """The first round r >= t after which a release happens (None: none before the
+        horizon): a record of round t enters the release that follows round r."""
+        if self.kind == "every-round":
+            r = t
+        elif self.kind == "fixed":
+            r = -(-(t + 1) // self.batch) * self.batch - 1
+        elif self.kind == "geometric":
+            i = bisect.bisect_left(self._done, t + 1)
+            r = self._done[i] - 1 if i < len(self._done) else self.horizon
+        else:  # doubling: batch 2^k - 1 for the least k with batch 2^k >= t + 1
+            r = self.batch
+            while r < t + 1:
+                r *= 2
+            r -= 1
+        return r if r < self.horizon else None
+
     def count(self, rounds: int) -> int:
         """How many releases follow the first `rounds` rounds."""
         if self.kind == "every-round":

@@ -6,8 +6,12 @@ on the party's data-independent `ReleaseSchedule`; the stream counts releases,
 not rounds (its horizon is the schedule's number of releases), and its noisy
 prefix -- the unit's whole history plus noise -- is what the party sends.
 Units hold disjoint records, so one ledger per party is charged once, before
-the first release, with one stream's event (parallel composition): that is
-`UnitStreams`, the part the two kinds of streams share.
+the first release, with one stream's event (parallel composition); each party
+publishes through its own `mechanisms.Publication` (public features, the
+public part of its releases, and the declaration of every record it takes,
+`Publication.fed`: the end-to-end audit flips released rounds and checks each
+record reached its release on the tape).  That is `UnitStreams`, the part the
+two kinds of streams share.
 
 - `PartyStreams`: the full statistic, (d+1) x (d+1) increments sum z z^T,
   z = [x; y], with symmetric noise; a unit without new data skips a release.
@@ -40,8 +44,7 @@ import numpy as np
 
 from privbandit.accounting.statement import PrivacyStatement, Relation
 from privbandit.accounting.validation import check_count
-from privbandit.mechanisms.reward_only import PublicFeatures
-from privbandit.mechanisms.tape import active, feeds
+from privbandit.mechanisms.publication import Publication, PublicFeatures
 
 from ..errors import config_error
 from ..privacy import sampler_name
@@ -64,7 +67,8 @@ class UnitStreams:
     charged by; stream: builds one unit's stream (called n times).  Each party's
     ledger is charged once with the first stream's event, before any release
     (every stream carries the same event; a record meets one stream).
-    `relation`: the relation the statement holds under by default.
+    `publications`: each party's `Publication`; `relation`: the relation the statement
+    holds under by default.
     """
 
     relation: Relation = Relation.RECORD
@@ -75,6 +79,7 @@ class UnitStreams:
         n = self.party_of.size
         self.dim, self.plan, self.schedule = dim, plan, plan.releases
         self.streams = [stream() for _ in range(n)]
+        self.publications = [Publication(f"party {p}") for p in range(len(parties))]
         self.ledgers = []
         for p in range(len(parties)):
             ledger = plan.ledger(f"party {p}")
@@ -93,10 +98,16 @@ class UnitStreams:
         return int(self.counts[unit] + self._pending_counts[unit])
 
     def _declare(self, unit: int, mechanism: Any, facts: dict) -> None:
-        """Declare to an end-to-end audit that the round's record of `unit` enters
-        `mechanism`'s next release (`mechanisms.tape.feeds`), with public `facts`."""
-        if active() is not None:
-            feeds(mechanism, unit=int(unit), party=int(self.party_of[unit]), **facts)
+        """Declare that the round's record of `unit` enters `mechanism`'s next release, at
+        the schedule's next release round (`Publication.fed`), with public `facts`."""
+        party = int(self.party_of[unit])
+        self.publications[party].fed(mechanism, schedule=self.schedule, unit=int(unit),
+                                     party=party, **facts)
+
+    def public(self, unit: int, features: np.ndarray, why: str) -> PublicFeatures:
+        """`features` (R, d) of `unit`'s records, marked public by its party's publication
+        (`why`: how their actions were chosen from released data)."""
+        return self.publications[int(self.party_of[unit])].features(features, why=why)
 
     def statement(self, unit: str, summary: str,
                   relation: Relation | None = None) -> PrivacyStatement:
@@ -135,8 +146,8 @@ class PartyStreams(UnitStreams):
     def observe(self, unit: int, zz: np.ndarray, **facts) -> None:
         """Keep one round's statistic of `unit` (a record: z z^T, summed over its items); it
         enters the unit's stream at the next release.  `facts`: public facts about the
-        record, declared with it to an end-to-end audit (`mechanisms.tape.feeds`: the
-        audit flips rounds whose records are released)."""
+        record, declared with it (`Publication.fed`: an end-to-end audit flips rounds whose
+        records are released)."""
         self._declare(unit, self.streams[unit], facts)
         i, buffer = self._pending_counts[unit], self._records[unit]
         if i == buffer.shape[0]:
@@ -240,9 +251,11 @@ class RewardStreams(UnitStreams):
 
     def enter(self, unit: int, record: tuple[np.ndarray, float], *, by: str, **facts) -> None:
         """Keep the record (x, y) of a round whose action came from released data (`by`
-        says how: the features are marked public with it); `facts` as `observe`."""
+        says how: the party's publication marks the features public with it); `facts` as
+        `observe`."""
         x, y = record
-        self.observe(unit, PublicFeatures(np.asarray(x, dtype=float)[None], by=by), y, **facts)
+        self.observe(unit, self.public(unit, np.asarray(x, dtype=float)[None], by), y,
+                     **facts)
 
     def group_model(self, group: np.ndarray, ridge: RewardNoiseRidge) -> ExactGramModel | None:
         """The model of the released prefixes of `group`'s units with data (None if none
@@ -273,8 +286,7 @@ class RewardStreams(UnitStreams):
                 **facts) -> None:
         """Keep one round's public records (an (R, d) `PublicFeatures`, R <= records_per_round;
         one record by default) and their rewards (a number, or (R,)) for `unit`; `facts`:
-        public facts about the round, declared to an end-to-end audit as
-        `PartyStreams.observe` does."""
+        public facts about the round, declared with it as `PartyStreams.observe` does."""
         if not isinstance(features, PublicFeatures):
             raise config_error("features", type(features).__name__,
                                "PublicFeatures (the records' actions came from released data)")
@@ -298,10 +310,10 @@ class RewardStreams(UnitStreams):
         units = self._unit[:self._pending]
         order = np.argsort(units, kind="stable")
         edges = np.searchsorted(units[order], np.arange(self.n_units + 1))
-        by = "each record marked public when observed (RewardStreams.observe)"
+        why = "each record marked public when observed (RewardStreams.observe)"
         for u, stream in enumerate(self.streams):
             rows = order[edges[u]:edges[u + 1]]
-            out = stream.add(PublicFeatures(self._x[rows], by=by), self._y[rows], rng)
+            out = stream.add(self.public(u, self._x[rows], why), self._y[rows], rng)
             self.gram[u], self.moments[u], self.counts[u] = out.gram, out.moments, out.count
         self.variance = self.streams[0].prefix_variance()
         self.releases += 1

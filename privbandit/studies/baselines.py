@@ -1,6 +1,7 @@
 """The centralized, non-private baselines registered for studies (imported lazily by the registry).
 
-Entries: "linucb" (one model per user), "linucb-shared" (one model for all
+Entries: "linucb" (one model per user; it also runs in federated studies,
+whose `servers` key does not change it), "linucb-shared" (one model for all
 users, seed 000's Homo), "lints", "club", "sclub".  An entry builds the world
 from the study's `[environment]` table (`envs.factory.world_from`) with
 the run seed's "world" stream; every other config key (the declared
@@ -43,13 +44,16 @@ ALPHA_P = Param("alpha_p", float, 1.0, "SCLUB's split/merge factor", range="(0, 
 
 
 def _entry(name: str, build: Callable[..., Policy], params: tuple[Param, ...],
-           description: str) -> AlgorithmEntry:
+           description: str, neutral: tuple[str, ...] = ()) -> AlgorithmEntry:
     return AlgorithmEntry(name, _builder(name, build), params=params, environment=ENVIRONMENT,
-                          reads=keys_read, description=description)
+                          reads=keys_read, description=description, neutral=neutral)
 
 
 ENTRIES = (
-    _entry("linucb", LinUCB, LINUCB, "LinUCB, one model per user (non-private)"),
+    _entry("linucb", LinUCB, LINUCB, "LinUCB (OFUL), one model per user (non-private); the "
+           "per-user baseline of federated studies too",
+           # one model per user is the same algorithm wherever its users sit
+           neutral=("servers",)),
     _entry("linucb-shared", lambda d, n, **kw: LinUCB(d, n, shared=True, **kw), LINUCB,
            "LinUCB, one model shared by all users (non-private)"),
     _entry("lints", LinTS, LINTS, "linear Thompson sampling, one model per user (non-private)"),

@@ -12,7 +12,7 @@ A study file looks like::
     users = 20
 
     [[algorithm]]
-    name = "cdp-fclub-dc"     # a registered algorithm
+    name = "cdp-fclub-dc-paper"  # a registered algorithm
     label = "CDP-FCLUB-DC"    # optional
     preset = "paper"          # optional: the entry's named parameter values
     [algorithm.params]        # fixed parameters (override the preset)
@@ -279,6 +279,8 @@ def _algorithm(i: int, raw: dict[str, Any], entry: AlgorithmEntry,
     label = raw.get("label", entry.name)
     if not isinstance(label, str) or not label:
         raise config_error(f"{where}.label", label, "a non-empty string")
+    entry.refuse_retired([*raw.get("params", {}), *raw.get("grid", {}), raw.get("preset")],
+                         where)
     given = check_table(f"[algorithm.params] of {entry.name}",
                         _table(f"{where}.params", raw.get("params", {})), entry.params, where)
     grid = {}

@@ -21,6 +21,7 @@ from privbandit.accounting import (
     PureDPAccountant,
     RDPAccountant,
     RepeatedEvent,
+    SecureSumEvent,
     TreeAggregationEvent,
     UnsupportedEventError,
     ZCDPAccountant,
@@ -28,6 +29,7 @@ from privbandit.accounting import (
 
 DELTA = 1e-5
 NOT_DP = NotDifferentiallyPrivate("orthogonal masking")
+SECURE_SUM = SecureSumEvent(3.0, 4, 2.0, 5)  # a distributed discrete Gaussian: zCDP and RDP
 scales = st.floats(0.3, 30.0)
 counts = st.integers(1, 40)
 
@@ -152,7 +154,7 @@ class AccountantContract:
 class TestPureDP(AccountantContract):
     cls = PureDPAccountant
     supported = (LaplaceEvent(2.0, 1.0),)
-    unsupported = (GaussianEvent(2.0, 1.0),)
+    unsupported = (GaussianEvent(2.0, 1.0), SECURE_SUM)
 
     def noisy(self, scale):
         return LaplaceEvent(scale, 1.0)
@@ -161,7 +163,7 @@ class TestPureDP(AccountantContract):
 class TestExactGaussian(AccountantContract):
     cls = ExactGaussianAccountant
     supported = (GaussianEvent(3.0, 1.0),)
-    unsupported = (LaplaceEvent(2.0, 1.0),)
+    unsupported = (LaplaceEvent(2.0, 1.0), SECURE_SUM)
 
     def noisy(self, scale):
         return GaussianEvent(scale, 1.0)
@@ -169,7 +171,7 @@ class TestExactGaussian(AccountantContract):
 
 class TestZCDP(AccountantContract):
     cls = ZCDPAccountant
-    supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0))
+    supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0), SECURE_SUM)
 
     def noisy(self, scale):
         return ComposedEvent((GaussianEvent(scale, 1.0), LaplaceEvent(2 * scale, 1.0)))
@@ -177,7 +179,7 @@ class TestZCDP(AccountantContract):
 
 class TestRDP(AccountantContract):
     cls = RDPAccountant
-    supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0))
+    supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0), SECURE_SUM)
 
     def noisy(self, scale):
         return ComposedEvent((GaussianEvent(scale, 1.0), LaplaceEvent(2 * scale, 1.0)))
@@ -188,6 +190,7 @@ class TestApproxDP(AccountantContract):
 
     cls = ApproxDPAccountant
     supported = (LaplaceEvent(2.0, 1.0), GaussianEvent(3.0, 1.0))
+    unsupported = (SECURE_SUM,)
 
     def noisy(self, scale):
         return LaplaceEvent(scale / 3, 1.0)
@@ -206,6 +209,7 @@ class TestPLD(AccountantContract):
 
     cls = PLDAccountant
     supported = (GaussianEvent(3.0, 1.0), LaplaceEvent(2.0, 1.0))
+    unsupported = (SECURE_SUM,)
 
     def noisy(self, scale):
         return GaussianEvent(scale, 1.0)

@@ -229,3 +229,13 @@ def test_approx_dp_mixes_laplace_and_gaussian_leaves():
     # Gaussian point: each Gaussian (eps_g, DELTA/3)-DP, so 3 x (0.5 + eps_g) at DELTA.
     eps_g = gaussian_epsilon(0.25, DELTA / 3)
     assert 3 * 0.5 < eps <= 3 * (0.5 + eps_g) * (1 + 1e-9)
+
+
+def test_pld_grid_stays_bounded_with_a_tiny_laplace_beside_a_large_gaussian():
+    """A Laplace release far below the grid step must not shrink the grid to its epsilon
+    (10**10 buckets for the Gaussian's span before the fix)."""
+    from privbandit.accounting import GaussianEvent, LaplaceEvent, PLDAccountant
+
+    acc = PLDAccountant().compose(LaplaceEvent(1000.0, 0.001)).compose(GaussianEvent(0.001, 1.0))
+    assert acc.loss_distribution().probs.size <= 2 * acc.max_points + 2
+    assert acc.epsilon(1e-5) >= 1000.0**2 / 2 - 10 * 1000.0

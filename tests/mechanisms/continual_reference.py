@@ -103,3 +103,13 @@ def mf_noise_map(theta, omega, horizon: int) -> np.ndarray:
     """B = A C^-1 for the BLT factor C: prefix noise (B z)_t."""
     c = toeplitz(blt_coefficients(theta, omega, horizon))
     return np.linalg.solve(c.T, np.tril(np.ones((horizon, horizon))).T).T
+
+
+def assert_covariance(samples: np.ndarray, expected: np.ndarray, z: float = 6.0) -> None:
+    """samples (T, N) of zero-mean noise; every entry of the T x T covariance within z sd."""
+    n = samples.shape[1]
+    empirical = samples @ samples.T / n
+    diag = np.diag(expected)
+    sd = np.sqrt((np.outer(diag, diag) + expected**2) / n)
+    assert np.all(np.abs(empirical - expected) <= z * sd + 1e-12), \
+        float(np.max(np.abs(empirical - expected) / (sd + 1e-300)))

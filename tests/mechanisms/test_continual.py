@@ -36,6 +36,7 @@ from privbandit.mechanisms.tree import psd_bound
 
 from .continual_reference import (
     RecordingSampler,
+    assert_covariance,
     blt_coefficients,
     honaker_noise_map,
     mf_noise_map,
@@ -97,16 +98,6 @@ def test_honaker_is_the_best_linear_estimate_and_beats_the_tree():
 
 
 # -- the covariance of the prefix noise, empirically -----------------------------------
-def assert_covariance(samples: np.ndarray, expected: np.ndarray, z: float = 6.0) -> None:
-    """samples (T, N) of zero-mean noise; every entry of the T x T covariance within z sd."""
-    n = samples.shape[1]
-    empirical = samples @ samples.T / n
-    diag = np.diag(expected)
-    sd = np.sqrt((np.outer(diag, diag) + expected**2) / n)
-    assert np.all(np.abs(empirical - expected) <= z * sd + 1e-12), \
-        float(np.max(np.abs(empirical - expected) / (sd + 1e-300)))
-
-
 @settings(max_examples=12)
 @given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**32 - 1), horizon=st.integers(2, 20),
        sigma=st.floats(0.2, 5.0), symmetric=st.booleans())
@@ -270,7 +261,7 @@ def test_mf_memory_does_not_grow_with_the_horizon():
     sizes = {T: continual_release("mf", (11, 11), T, sigma=1.0, sampler=FAST).state_size
              for T in (10, 10**3, 10**6)}
     assert len(set(sizes.values())) == 1
-    assert sizes[10] == (2 * 8 + 1) * 121 + 8
+    assert sizes[10] == (2 * 8 + 1) * 121
     tree = [continual_release("tree", (11, 11), T, sigma=1.0).state_size for T in (10, 10**6)]
     assert tree[0] < tree[1]
 
@@ -338,11 +329,11 @@ BAD_BUILD = [  # (kind, options, parameter, value, allowed)
     ("tree", {"buffers": 8}, "options", "buffers",
      "an option of 'tree': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step', 'shift_bound']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant', 'shift_bound']"),
     ("honaker", {"shift_bound": "covariance"}, "options", "shift_bound",
      "an option of 'honaker': one of ['sigma', 'epsilon', 'delta', 'l2_sensitivity', "
      "'calibration', 'symmetric', 'on_excess', 'psd_shift', 'psd_alpha', 'clip_norm', "
-     "'paper_formula', 'sampler', 'records_per_step']"),
+     "'paper_formula', 'sampler', 'records_per_step', 'accountant']"),
     ("tree", {"shift_bound": "loose"}, "shift_bound", "loose",
      "one of 'shariff-sheffet', 'covariance'"),
     ("honaker", {"psd_shift": True}, "psd_shift", True, "False unless symmetric=True"),

@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 
 from privbandit.accounting.accountants import ExactGaussianAccountant
 from privbandit.accounting.errors import InvalidParameterError
-from privbandit.mechanisms import FAST, PublicFeatures, RewardOnlyRelease
+from privbandit.mechanisms import FAST, Publication, PublicFeatures, RewardOnlyRelease
 from privbandit.mechanisms.errors import OutOfBoundsError, ShapeError
 from privbandit.mechanisms.tape import Tape, pair_loss, recording
+
+PARTY = Publication("test party")  # marks the tests' features public
 
 
 def _unit_rows(rng, n, d):
@@ -28,7 +30,7 @@ def _play(tape, features, rewards, mechanism="mf", lo=0.0, hi=1.0):
                                records_per_step=max(len(f) for f in features) or 1,
                                sampler=FAST)
     with recording(tape):
-        outs = [stream.add(PublicFeatures(x, by="test"), y, rng)
+        outs = [stream.add(PARTY.features(x, why="test"), y, rng)
                 for x, y in zip(features, rewards, strict=True)]
     return stream, outs
 
@@ -84,7 +86,7 @@ def test_moments_are_the_exact_sums_plus_noise_of_the_stated_variance():
     noise = []
     for seed in range(400):
         s = RewardOnlyRelease(4, 3, sigma=2.0, sampler=FAST, records_per_step=3)
-        out = s.add(PublicFeatures(x, by="test"), y, np.random.default_rng(seed))
+        out = s.add(PARTY.features(x, why="test"), y, np.random.default_rng(seed))
         noise.append(out.moments - y @ x)
     noise = np.array(noise)
     assert abs(noise.mean()) < 0.2 and noise.var() == pytest.approx(out.variance, rel=0.15)
@@ -99,25 +101,27 @@ def test_bad_records_are_refused_and_change_nothing():
     with pytest.raises(InvalidParameterError, match="PublicFeatures"):
         s.add(x, np.zeros(2), rng)
     with pytest.raises(OutOfBoundsError, match="feature_bound"):
-        s.add(PublicFeatures(2 * x, by="test"), np.zeros(2), rng)
+        s.add(PARTY.features(2 * x, why="test"), np.zeros(2), rng)
     with pytest.raises(OutOfBoundsError, match="rewards must lie"):
-        s.add(PublicFeatures(x, by="test"), np.array([0.5, 1.5]), rng)
+        s.add(PARTY.features(x, why="test"), np.array([0.5, 1.5]), rng)
     with pytest.raises(ShapeError, match="rewards"):
-        s.add(PublicFeatures(x, by="test"), np.zeros(3), rng)
+        s.add(PARTY.features(x, why="test"), np.zeros(3), rng)
     with pytest.raises(InvalidParameterError, match="records_per_step"):
-        s.add(PublicFeatures(_unit_rows(rng, 3, 3), by="test"), np.zeros(3), rng)
+        s.add(PARTY.features(_unit_rows(rng, 3, 3), why="test"), np.zeros(3), rng)
     with pytest.raises(InvalidParameterError, match="rewards"):
-        s.add(PublicFeatures(x, by="test"), np.array([0.5, math.nan]), rng)
-    with pytest.raises(InvalidParameterError, match="by"):
-        PublicFeatures(x, by="")
+        s.add(PARTY.features(x, why="test"), np.array([0.5, math.nan]), rng)
+    with pytest.raises(InvalidParameterError, match="why"):
+        PublicFeatures(x, by=PARTY, why="")
+    with pytest.raises(InvalidParameterError, match="Publication"):
+        PublicFeatures(x, by="free text", why="test")
     assert s.steps == 0 and s.clipped == 0
     clip = RewardOnlyRelease(3, 4, sigma=1.0, sampler=FAST, records_per_step=2)
-    clip.add(PublicFeatures(x, by="test"), np.array([-3.0, 0.5]), rng)
+    clip.add(PARTY.features(x, why="test"), np.array([-3.0, 0.5]), rng)
     assert clip.clipped == 1 and clip.steps == 1
 
 
 def test_an_empty_step_keeps_every_prefix_aligned():
     rng = np.random.default_rng(2)
     s = RewardOnlyRelease(2, 3, sigma=1.0, sampler=FAST)
-    out = s.add(PublicFeatures(np.empty((0, 2)), by="test"), np.empty(0), rng)
+    out = s.add(PARTY.features(np.empty((0, 2)), why="test"), np.empty(0), rng)
     assert out.count == 0 and out.step == 1 and out.variance == s.prefix_variance(1)

@@ -158,17 +158,18 @@ def test_the_replay_pairs_mechanisms_one_to_one_in_both_directions(units):
 
 
 def test_a_marked_tape_stamps_rounds_and_a_replay_at_another_round_diverges():
-    from privbandit.mechanisms.tape import feeds
+    from privbandit.mechanisms.publication import Publication
 
     mech = GaussianVector(1.0, 1.0, sampler=FAST)
+    party = Publication("party")
 
     def play(tape, rounds):
         with recording(tape):
             for t in rounds:
                 tape.mark(t)
-                feeds(mech, merged=t == 4)
+                party.fed(mech, merged=t == 4)
                 mech.release(np.zeros(1), np.random.default_rng(0))
-            feeds(mech)  # after the last release: never released
+            party.fed(mech)  # after the last release: never released
     a = Tape()
     play(a, [2, 4])
     assert [e.round for e in a.entries] == [2, 4]

@@ -54,11 +54,10 @@ STUDIES: dict[str, dict[str, Any]] = {
         "environment": {"dim": 5, "users": 8, "clusters": 2, "items": 6, "servers": 2},
         "algorithm": [
             *({"name": n} for n in ("fclub", "fclub-dc", "homo", "homo-dc", "club-per-server",
-                                    "sclub-per-server", "linucb-per-user", "fclub-dc-sets",
+                                    "sclub-per-server", "linucb", "fclub-dc-sets",
                                     "oracle-clusters")),
             {"name": "cdp-fclub-dc", "grid": {"epsilon": [1.0, 8.0]}},
-            {"name": "cdp-fclub-dc", "label": "cdp-fclub-dc-paper", "preset": "paper",
-             "grid": {"epsilon": [1.0, 8.0]}},
+            {"name": "cdp-fclub-dc-paper", "preset": "paper", "grid": {"epsilon": [1.0, 8.0]}},
             {"name": "cdp-fclub-dc+", "params": {"batch": 50},
              "grid": {"epsilon": [1.0, 1e4]}},
         ],

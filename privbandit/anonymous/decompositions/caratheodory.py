@@ -18,6 +18,11 @@ from scipy.optimize import linprog
 from ..errors import DecompositionError
 from .polytope import TOL
 
+# The walk ends when the mass left after a step is below this (of 1): dividing the rest by
+# 1 - lam then would blow its rounding up past any tolerance (lam = 1 - 2e-9 left 4e-14 of
+# the point and turned the next face's LP infeasible).
+_MASS = 1e-12
+
 
 def caratheodory(
     y: np.ndarray, arms: np.ndarray, threshold: int
@@ -30,7 +35,7 @@ def caratheodory(
         v = _face_vertex(y, arms, threshold)
         lam = _step(y, v, arms, threshold)
         vertices.append(v)
-        if lam >= 1.0 - TOL:
+        if lam >= 1.0 - TOL or left * (1.0 - lam) < _MASS:
             weights.append(left)
             return np.array(vertices), np.array(weights)
         weights.append(left * lam)

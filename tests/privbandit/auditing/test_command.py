@@ -90,18 +90,28 @@ def test_the_table_and_json_say_which_kind(flags, expected, kinds, tmp_path, cap
     assert audit["violation_kinds"] == kinds and audit["expected_kind"] == "floating-point"
 
 
-def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys):
+@pytest.fixture
+def ours(monkeypatch):
+    """The registry without the toy entries other tests register in this process."""
+    from privbandit import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", {k: v for k, v in registry.algorithms().items()
+                                                if not k.startswith("toy")})
+
+
+def test_one_run_audits_the_registry_private_algorithms(tmp_path, capsys, ours):
     out = tmp_path / "one.json"
     assert audit_command.run(parse("--one-run", "--json", str(out), "--seed", "1")) == 0
     text = capsys.readouterr().out
     data = json.loads(out.read_text())
-    audited = {r["pipeline"].split()[0] for r in data["one_run"]}
-    assert audited == {"cdp-mab", "ddp-mab", "hdp-mab", "anonymous-base-laplace",
-                       "cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+",
-                       "cdp-fedc3ucb-sets"}
-    # (the studies' tests register toy algorithms in this process; they are not ours)
-    assert not {n for n in data["not_audited"] if not n.startswith("toy")}
-    assert all(r["verdict"] == "consistent" and r["canaries"] >= 64 for r in data["one_run"])
+    from privbandit.auditing.end_to_end import private_entries
+
+    verdicts = {r["pipeline"].split()[0]: r["verdict"] for r in data["one_run"]}
+    assert set(verdicts) == {name for name, _ in private_entries()}  # every private entry
+    assert not data["not_audited"]
+    assert verdicts.pop("cdp-fclub-dc-paper") == "measured"  # its claim: realised sequences
+    assert set(verdicts.values()) == {"consistent"}
+    assert all(r["canaries"] >= 64 for r in data["one_run"])
     methods = {r["pipeline"].split()[0]: r["method"] for r in data["one_run"]}
     assert methods["cdp-fclub-dc"] == "fdp" and methods["cdp-mab"] == "snj"
     assert all(r["details"]["bound_from"] in r["details"]["bounds"] for r in data["one_run"])
@@ -113,12 +123,12 @@ def test_end_to_end_audits_join_the_report_and_a_violation_fails(tmp_path, capsy
     from privbandit.auditing import end_to_end as endtoend
     from privbandit.audits.environment import EnvironmentAuditReport, PairFinding
 
-    def fake(epsilon=1.0, seed=3):
+    def fake(name, entry, epsilons=(1.0,), seed=3):
         ok = EnvironmentAuditReport(1.0, 1e-5, (PairFinding("flip at 5", 0.58, 0.16, 0.0, 9, 1),))
         bad = EnvironmentAuditReport(1.0, 1e-5, (PairFinding("flip at 5", 48.0, 6.5, 0.0, 9, 7),))
-        return {"good": ok, "leaky": bad}
+        return {"good": ok} if name == "cdp-mab" else {"leaky": bad} if name == "ddp-mab" else {}
 
-    monkeypatch.setattr(endtoend, "audit_registry", fake)
+    monkeypatch.setattr(endtoend, "entry_audits", fake)
     monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [])
     out = tmp_path / "e.json"
     assert audit_command.run(parse("--end-to-end", "--json", str(out))) == 1
@@ -126,3 +136,29 @@ def test_end_to_end_audits_join_the_report_and_a_violation_fails(tmp_path, capsy
     assert "end to end good: consistent" in text and "FAIL end to end leaky" in text
     data = json.loads(out.read_text())["end_to_end"]
     assert data["good"]["verdict"] == "consistent" and data["leaky"]["worst_epsilon"] == 48.0
+
+
+def test_a_private_entry_without_a_profile_fails_every_algorithm_audit(tmp_path, capsys,
+                                                                       monkeypatch, ours):
+    """Never skipped silently: the end-to-end, black-box and one-run audits each fail it."""
+    from privbandit import registry
+
+    bare = registry.AlgorithmEntry("bare-private", lambda config, streams: None, private=True)
+    monkeypatch.setitem(registry._REGISTRY, "bare-private", bare)
+    monkeypatch.setattr(audit_command, "standard_suite", lambda **kw: [])
+    monkeypatch.setattr("privbandit.auditing.end_to_end.entry_audits", lambda *a, **k: {})
+    monkeypatch.setattr("privbandit.auditing.black_box.audit_entries_transcripts",
+                        lambda entries, n, **k: {})
+    out = tmp_path / "b.json"
+    assert audit_command.run(parse("--end-to-end", "--black-box", "8", "--json",
+                                   str(out))) == 1
+    text = capsys.readouterr().out
+    assert "FAIL end to end bare-private: no audit profile" in text
+    assert "FAIL black box bare-private: no audit profile" in text
+    from privbandit.auditing import canaries
+
+    case = canaries.entry_case("bare-private", bare)
+    assert case.protocol is None and "no audit profile" in case.note
+    monkeypatch.setattr(canaries, "registry_cases", lambda epsilon=1.0: [case])
+    assert audit_command.run(parse("--one-run", "--json", str(out))) == 1
+    assert "FAIL one run bare-private: no audit profile" in capsys.readouterr().out

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privbandit.auditing.end_to_end import audit_config, differing_releases
+from privbandit.auditing.end_to_end import differing_releases
+from privbandit.auditing.target import AuditTarget
 from privbandit.cascade import TreeNoiseBounds, cdp_fedc3ucb_h
 from privbandit.cascade.study import world_keywords
 from privbandit.envs import seed001_environment
@@ -159,7 +160,7 @@ def test_the_audit_finds_the_click_moves_the_gram_block_but_never_position_one()
     # docs/cascade.md "What is public in a cascade": the list is public, what is examined
     # below position 1 depends on the click, so the Gram block is not public and stays
     # noised; the flip adds or removes examined positions 2..K only
-    config = audit_config("cdp-fedc3ucb-h", 1.0)
+    config = dict(AuditTarget.of("cdp-fedc3ucb-h", epsilon=1.0).config)
     list_len = config["environment"]["list_len"]
     traces = []
     for at in (38, 72, 207, 409):
@@ -175,3 +176,13 @@ def test_the_audit_finds_the_click_moves_the_gram_block_but_never_position_one()
         assert np.linalg.matrix_rank(block, tol=1e-9) == abs(round(trace))
         traces.append(round(trace))
     assert traces == [1, -3, 2, 0]  # a click on the last position moves no Gram entry
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 8.0])
+def test_the_audit_world_splits_the_servers_graph(epsilon):
+    from privbandit.runtime import play_setup
+
+    built, streams = AuditTarget.of("cdp-fedc3ucb-h", epsilon=epsilon, world=1).setup(3)
+    play_setup(built, streams, 3)
+    assert built.protocol.server.deleted > 0
+    assert len(set(built.protocol.server.labels().tolist())) > 1

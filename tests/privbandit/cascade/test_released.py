@@ -1,19 +1,20 @@
 """cdp-fedc3ucb-sets: records built from the public list, their Gram released exactly, and an
 audit that catches a release whose 'public' part depends on the click."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from privbandit.accounting.statement import Relation
-from privbandit.auditing.end_to_end import FlippedReward, audit_config, marked
-from privbandit.audits.environment import audit_pairs
+from privbandit.auditing.end_to_end import audit_entry
+from privbandit.auditing.target import AuditTarget
 from privbandit.cascade.released import CascadeReleasePlan, ReleasedSetCascade
 from privbandit.cascade.study import world_keywords
 from privbandit.envs import seed001_environment
 from privbandit.errors import ConfigError, NormBoundError
-from privbandit.mechanisms.reward_only import PublicFeatures
-from privbandit.registry import get_algorithm
-from privbandit.runtime import run
+from privbandit.runtime import play_setup, run
 
+NAME = "cdp-fedc3ucb-sets"
 WORLD = {"users": 6, "clusters": 2, "dim": 3, "items": 12, "list_len": 3}
 
 
@@ -82,34 +83,36 @@ class _ExaminedAsPublic(ReleasedSetCascade):
         rewards = np.zeros(observed.shape[0])
         if clicked is not None:
             rewards[clicked] = 1.0
-        self.streams.observe(user, PublicFeatures(observed, by="wrongly"), rewards)
+        self.streams.observe(user, self.streams.public(user, observed, "wrongly"), rewards)
         if self.schedule.is_release(t):
             self._release(t)
 
 
-def _player(cls, config, at):
-    def play(which):
-        built = get_algorithm("cdp-fedc3ucb-sets").setup(config, 3)
-        honest = built.protocol
-        policy = cls(honest.dim, honest.n_users, honest.n_items, honest.list_len,
-                     built.horizon, honest.plan, detection=honest.sets.clustering)
-        marked(built.env)
-        if which:
-            FlippedReward(built.env, at)
-        return run(policy, built.env, built.horizon, 3)
-    return play
+def _variant(cls):
+    def build(built):
+        p = built.protocol
+        return replace(built, protocol=cls(p.dim, p.n_users, p.n_items, p.list_len,
+                                           built.horizon, p.plan, detection=p.sets.clustering))
+    return build
 
 
 def test_the_audit_catches_examined_items_released_as_public_and_passes_displayed_ones():
     """Which items a user examined depends on the click: their Gram matrix is not public.
     The forced replay finds the public part different (an unbounded loss); the displayed
     items' Gram, computed from the list alone, is equal in both neighbours."""
-    config = audit_config("cdp-fedc3ucb-sets", 1.0)
-    flips = {f"flip at {at}": at for at in (40, 200, 400)}
-    honest = audit_pairs({k: _player(ReleasedSetCascade, config, at)
-                          for k, at in flips.items()}, 1e-5, 1.0)
+    flips = (40, 200, 400)
+    honest = audit_entry(NAME, flips=flips, variant=_variant(ReleasedSetCascade))
     assert honest.verdict == "consistent" and honest.worst.public > 0, honest.describe()
-    leaky = audit_pairs({k: _player(_ExaminedAsPublic, config, at)
-                         for k, at in flips.items()}, 1e-5, 1.0)
+    leaky = audit_entry(NAME, flips=flips, variant=_variant(_ExaminedAsPublic))
     assert leaky.verdict == "violation", leaky.describe()
-    assert "public value 'public features" in leaky.worst.diverged
+    assert "public part of a reward-only release" in leaky.worst.diverged
+
+
+def test_the_audit_world_moves_splits_and_merges():
+    """The profile's world takes every public decision of the entry at the audit's seed and
+    epsilon 1 and 8: releases, unit moves, splits and merges (each published)."""
+    for epsilon in (1.0, 8.0):
+        built, streams = AuditTarget.of(NAME, epsilon=epsilon).setup(3)
+        play_setup(built, streams, 3)
+        made = built.protocol.decisions
+        assert min(made["unit_moves"], made["splits"], made["merges"]) > 0, made

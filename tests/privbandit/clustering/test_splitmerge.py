@@ -12,7 +12,7 @@ from privbandit.clustering import SplitMergeClustering
 from privbandit.clustering.phases import merge_global, ridge_estimates
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.kernels import cluster_error_rate, cluster_mixing_rate
-from privbandit.mechanisms.tape import PublicValue
+from privbandit.mechanisms.publication import Publication
 
 D = 4
 
@@ -230,12 +230,14 @@ def test_set_clusters_start_detect_and_name_their_clusters():
     together = SetClusters(SplitMergeClustering(D), 6)
     assert np.array_equal(together.labels, np.zeros(6))
     sets = SetClusters(SplitMergeClustering(D, resolution=0.3), 6, start="alone",
-                       public=PublicValue("clusters"))
+                       publication=Publication("server"))
     assert np.array_equal(sets.labels, np.arange(6)) and sets.last is None
     tape = Tape()
     with recording(tape):
         assert sets.detect(gram, moments, rng, counts=counts)  # changed
-    assert [e.mechanism for e in tape.entries] == [sets.public]  # released on the tape
+    (entry,) = tape.entries  # the partition, published on the tape
+    assert entry.mechanism.channel == "server: clusters"
+    assert np.array_equal(entry.value, sets.labels)
     assert cluster_error_rate(truth, sets.labels) == 0.0 and sets.last.merges == 4
     assert np.array_equal(sets.named(), [0, 0, 0, 3, 3, 3])
     assert np.array_equal(sets.members(4), [3, 4, 5])

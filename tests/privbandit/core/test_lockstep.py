@@ -163,14 +163,17 @@ def test_fclub_dc_replicates_are_their_separate_runs():
 
 
 def test_private_fclub_schedules_without_a_batched_version_run_their_seeds_separately():
-    config = {**get_algorithm("cdp-fclub-dc").defaults, "horizon": 100, "epsilon": 1.0,
-              "environment": FCLUB_CONFIG["environment"]}
-    raw = {**config, "act_on": "raw", "mechanism": "tree",  # the paper's buffers: the
-           "schedule": "every-round"}                       # every-round twin plays them
-    policy, env, _ = build_run("cdp-fclub-dc", raw, SEEDS[0])
+    def config(name):
+        return {**get_algorithm(name).defaults, "horizon": 100, "epsilon": 1.0,
+                "environment": FCLUB_CONFIG["environment"]}
+
+    raw = {**config("cdp-fclub-dc-paper"), "mechanism": "tree",  # the paper's buffers: the
+           "schedule": "every-round"}                            # every-round twin plays them
+    policy, env, _ = build_run("cdp-fclub-dc-paper", raw, SEEDS[0])
     assert can_lockstep([policy], [env])
-    for other in ({**raw, "schedule": "fixed"}, config):  # batches; acting on released data
-        policy, env, _ = build_run("cdp-fclub-dc", other, SEEDS[0])
+    for name, other in (("cdp-fclub-dc-paper", {**raw, "schedule": "fixed"}),  # batches
+                        ("cdp-fclub-dc", config("cdp-fclub-dc"))):  # acting on released data
+        policy, env, _ = build_run(name, other, SEEDS[0])
         assert not can_lockstep([policy], [env])
 
 

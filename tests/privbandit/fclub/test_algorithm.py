@@ -189,7 +189,7 @@ def test_private_run_books_one_ledger_per_tree_within_budget():
 def test_same_seed_same_run_and_different_seed_differs():
     # flaw 5 of the public code: its seeds came from the clock
     config = {"horizon": 300, "environment": SMALL, "epsilon": 1.0, "delta": 0.1,
-              "calibration": "tight"}
+              "sampler": "grid"}
     seq = np.random.SeedSequence(7, spawn_key=(0,))
     a = get_algorithm("cdp-fclub-dc").run(config, seq)
     b = get_algorithm("cdp-fclub-dc").run(config, np.random.SeedSequence(7, spawn_key=(0,)))

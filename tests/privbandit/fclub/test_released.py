@@ -6,20 +6,20 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from privbandit.auditing.end_to_end import (
-    FlippedReward,
-    audit_config,
-    audit_entry,
-    neighbour_pair,
-    small_config,
-)
-from privbandit.audits.environment import audit_pairs
+from privbandit.auditing.end_to_end import audit_entry
 from privbandit.errors import ConfigError
 from privbandit.fclub.released import ReleasedFederatedClub, ReleasedPlan
 from privbandit.registry import get_algorithm
 from privbandit.runtime import play_setup, seed_streams
+from privbandit.schema import defaults
 
 NAME = "cdp-fclub-dc"
+
+
+def small_config(name, epsilon, **params):
+    entry = get_algorithm(name)
+    return {**entry.defaults, **params, "epsilon": epsilon, "horizon": 1024,
+            "environment": defaults(entry.environment)}
 
 
 def _config(epsilon=1.0, **params):
@@ -28,9 +28,7 @@ def _config(epsilon=1.0, **params):
 
 def test_the_default_entry_releases_only_the_flipped_reward_and_public_grams():
     """Forced replay: the Gram releases are identical, the flipped round moves one release."""
-    cfg = _config(1.0)
-    pairs = {f"flip at {t}": neighbour_pair(NAME, cfg, 3, t)[0] for t in (4, 250)}
-    report = audit_pairs(pairs, 1e-5, 1.0)
+    report = audit_entry(NAME, _config(1.0), 3, flips=(4, 250))
     assert report.verdict == "consistent", report.describe()
     assert [f.differing for f in report.findings] == [1, 1]
     assert all(f.diverged == "" for f in report.findings)
@@ -50,20 +48,12 @@ class RawDrivenClub(ReleasedFederatedClub):
         super().update(items, user, action, feedback, t)
 
 
-def _control_pair(cfg, seed, at):
-    def run(which):
-        streams = seed_streams(seed)
-        built = get_algorithm(NAME).setup(cfg, seed, streams)
-        control = RawDrivenClub(built.protocol.config, built.protocol.plan)
-        if which:
-            FlippedReward(built.env, at)
-        return play_setup(replace(built, protocol=control), streams, seed)
-    return run
+def _raw_driven(built):
+    return replace(built, protocol=RawDrivenClub(built.protocol.config, built.protocol.plan))
 
 
 def test_a_gram_release_built_from_raw_driven_actions_is_caught():
-    cfg = _config(1.0)
-    report = audit_pairs({"flip at 30": _control_pair(cfg, 3, 30)}, 1e-5, 1.0)
+    report = audit_entry(NAME, _config(1.0), 3, flips=(30,), variant=_raw_driven)
     assert report.verdict == "violation", report.describe()
     assert "public value" in report.worst.diverged
 
@@ -77,10 +67,10 @@ def test_the_statement_is_interactive_and_names_the_release():
         lg["epsilon_spent"] <= 2.0 * (1 + 1e-9) for lg in result.ledgers)
 
 
-def test_paper_keys_that_cannot_apply_are_refused():
-    with pytest.raises(ConfigError, match="calibration"):
+def test_paper_keys_that_cannot_apply_are_not_keys_of_the_released_entry():
+    with pytest.raises(ConfigError, match="unknown key 'calibration'"):
         get_algorithm(NAME).run(_config(1.0, calibration="paper"), seed=1)
-    with pytest.raises(ConfigError, match="detection"):
+    with pytest.raises(ConfigError, match="unknown key 'detection'"):
         get_algorithm(NAME).run(_config(1.0, detection="raw"), seed=1)
 
 
@@ -89,8 +79,18 @@ def test_an_unknown_clustering_is_refused_by_name():
         ReleasedPlan(1.0, 1e-5, 100, clustering="by-hand")
     with pytest.raises(ConfigError, match="clustering"):
         get_algorithm(NAME).run(_config(1.0, clustering="by-hand"), seed=1)
-    with pytest.raises(ConfigError, match="clustering.*split-merge.*act_on = 'raw'.*'cliques'"):
-        get_algorithm(NAME).run(_config(1.0, act_on="raw", clustering="cliques"), seed=1)
+    with pytest.raises(ConfigError, match="unknown key 'clustering'"):  # its own graph
+        get_algorithm("cdp-fclub-dc-paper").run(
+            {"epsilon": 1.0, "horizon": 100, "clustering": "cliques"}, seed=1)
+
+
+def test_the_paper_path_is_its_own_entry_and_its_old_spelling_is_refused_by_name():
+    with pytest.raises(ConfigError, match="act_on.*'cdp-fclub-dc-paper'"):
+        get_algorithm(NAME).run(_config(1.0, act_on="raw"), seed=1)
+    paper = get_algorithm("cdp-fclub-dc-paper")
+    assert "act_on" not in {p.name for p in paper.params} and "paper" in paper.presets
+    cfg = {**paper.defaults, **paper.presets["paper"], "epsilon": 1.0, "horizon": 200}
+    assert paper.run(cfg, seed=1).privacy.relation.value == "cluster-level"
 
 
 def test_split_merge_keeps_no_user_graph():
@@ -120,8 +120,10 @@ def test_split_merge_finds_the_true_clusters_across_servers():
 @pytest.mark.parametrize("clustering", ["split-merge", "cliques"])
 def test_both_clusterings_are_private_end_to_end_with_merged_flips(clustering):
     """The partition is post-processing of releases: forced replay moves one release."""
-    cfg = audit_config(NAME, 1.0, clustering=clustering)
-    report = audit_entry(NAME, cfg, 3)
+    world = 0 if clustering == "split-merge" else 1  # the profile's worlds
+    report = audit_entry(NAME, seed=3, world=world)
+    assert report.scope and get_algorithm(NAME).audit.worlds[world].params.get(
+        "clustering", "split-merge") == clustering
     assert report.verdict == "consistent", report.describe()
     assert report.touched >= 3 and "merged" in report.scope
 
@@ -135,3 +137,14 @@ def test_a_phase_started_by_hand_detects_with_the_plans_clustering(monkeypatch):
     before = policy.labels.copy()
     policy.start_phase(600)  # split/merge again on the same releases: the same partition
     assert calls == [] and np.array_equal(policy.labels, before)
+
+
+def test_the_audit_world_moves_splits_and_merges():
+    """The profile's split/merge world takes every public decision at the audit's seed and
+    epsilon 1: unit moves, a server's block moved, splits and merges (each published)."""
+    from privbandit.auditing.target import AuditTarget
+
+    built, streams = AuditTarget.of(NAME, epsilon=1.0).setup(3)
+    play_setup(built, streams, 3)
+    made = built.protocol.decisions
+    assert min(made["unit_moves"], made["block_moves"], made["splits"], made["merges"]) > 0

@@ -9,7 +9,7 @@ from privbandit.studies.command import default_study_text
 from privbandit.studies.spec import parse_study
 
 NAMES = ("fclub", "fclub-dc", "cdp-fclub-dc", "cdp-fclub-dc+", "club-per-server",
-         "sclub-per-server", "linucb-per-user", "homo", "homo-dc", "fclub-dc-sets",
+         "sclub-per-server", "homo", "homo-dc", "fclub-dc-sets",
          "oracle-clusters")
 ENV = {"dim": 3, "users": 6, "clusters": 2, "servers": 2, "items": 4}
 
@@ -27,7 +27,8 @@ def test_every_name_is_registered_with_its_privacy_flags():
         entry = registered[name]
         assert entry in ENTRIES
         assert entry.private == entry.needs_delta == name.startswith("cdp-")
-        assert entry.calibrations == (("tight", "paper") if name == "cdp-fclub-dc" else ())
+        assert entry.calibrations == (("tight", "paper") if name == "cdp-fclub-dc-paper"
+                                      else ())
         assert entry.defaults.get("delta", 1e-5) == 1e-5  # deployment default
     assert registered["fclub-dc"].defaults["upload_threshold"] == 1.01
 
@@ -117,6 +118,19 @@ def test_default_tradeoff_study_compares_released_plain_and_alone():
     assert {run.config()["delta"] for run in private} == {1e-5}
     # the deployment's settings: the float-safe sampler, reward-only releases
     assert {run.config()["sampler"] for run in private} == {"grid"}
-    assert {run.config()["act_on"] for run in private} == {"released"}
+    assert all("act_on" not in run.config() for run in private)  # released statistics only
     assert spec.break_even == ("CDP-FCLUB-DC", "alone", "FCLUB-DC")
     assert len(spec.seeds) == 5 and len(runs) == 5 * (2 + 4) and spec.horizon == 65536
+
+
+def test_linucb_is_the_per_user_baseline_of_federated_studies():
+    """One LinUCB entry: it runs in a study with servers; its second name is refused."""
+    spec = parse_study(
+        'name = "x"\nhorizon = 50\nseeds = 1\n[environment]\nusers = 6\nclusters = 2\n'
+        'dim = 3\nitems = 4\nservers = 2\n[[algorithm]]\nname = "linucb"\n'
+        '[[algorithm]]\nname = "fclub"\n')
+    assert [a.name for a in spec.algorithms] == ["linucb", "fclub"]
+    with pytest.raises(ConfigError, match="must be 'linucb': 'linucb-per-user' .* retired"):
+        get_algorithm("linucb-per-user")
+    with pytest.raises(ConfigError, match="retired .*use name = 'linucb'"):
+        parse_study('name = "x"\nhorizon = 50\n[[algorithm]]\nname = "linucb-per-user"\n')

@@ -56,7 +56,7 @@ def test_account_of_a_study_without_private_algorithms(tmp_path, capsys):
 
 def test_account_flags_a_not_dp_release(tmp_path, capsys):
     path = tmp_path / "raw.toml"
-    algorithm = ('[[algorithm]]\nname = "cdp-fclub-dc"\npreset = "paper"\n'
+    algorithm = ('[[algorithm]]\nname = "cdp-fclub-dc-paper"\npreset = "paper"\n'
                  '[algorithm.params]\ndetection = "raw"\nepsilon = 1\n')
     path.write_text(STUDY.format(env=FCLUB_ENV, algorithms=algorithm))
     assert main(["account", str(path), "--horizon", "400"]) == 0

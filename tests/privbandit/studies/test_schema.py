@@ -34,10 +34,11 @@ def test_an_unknown_environment_key_is_named_with_a_suggestion():
 
 
 @pytest.mark.parametrize("table, line, message", [
-    ("params", "alpah = 1.0", "unknown key 'alpah' in [algorithm.params] of cdp-fclub-dc; "
-                              "did you mean 'alpha'? allowed: act_on, alpha, alpha2, "),
+    ("params", "alpah = 1.0", "unknown key 'alpah' in [algorithm.params] of "
+                              "cdp-fclub-dc-paper; did you mean 'alpha'? allowed: alpha, "
+                              "alpha2, "),
     ("grid", "calibraton = ['paper']", "unknown key 'calibraton' in [algorithm.grid] of "
-                                       "cdp-fclub-dc; did you mean 'calibration'?"),
+                                       "cdp-fclub-dc-paper; did you mean 'calibration'?"),
     ("params", "alpha = 'big'", "algorithm[0].alpha must be a finite number > 0; got 'big'"),
     ("params", "detection = 'noisy'",
      "algorithm[0].detection must be one of ['private', 'noise-aware', 'raw']"),
@@ -46,7 +47,8 @@ def test_an_unknown_environment_key_is_named_with_a_suggestion():
     ("grid", "epsilon = [inf]", "algorithm[0].epsilon must be a finite number > 0; got inf"),
 ])
 def test_params_and_grid_are_checked_against_the_declarations(table, line, message):
-    text = (f"horizon = 10\n[[algorithm]]\nname = 'cdp-fclub-dc'\n[algorithm.{table}]\n{line}\n"
+    text = (f"horizon = 10\n[[algorithm]]\nname = 'cdp-fclub-dc-paper'\n[algorithm.{table}]\n"
+            f"{line}\n"
             + ("[algorithm.grid]\nepsilon = [1]\n" if table == "params" else
                "" if "epsilon" in line else "epsilon = [1]\n"))
     assert message in _error(text)
@@ -136,7 +138,7 @@ def test_every_declared_parameter_reaches_the_run_with_its_default():
 PRESET = """
 horizon = 10
 [[algorithm]]
-name = "cdp-fclub-dc"
+name = "cdp-fclub-dc-paper"
 {preset}
 [algorithm.params]
 {params}
@@ -166,7 +168,8 @@ def test_explicit_params_and_grid_override_the_preset():
 
 
 def test_an_unknown_preset_lists_the_presets():
-    assert "algorithm[0].preset must be one of ['paper'] (cdp-fclub-dc's presets); got 'papr'" in (
+    assert ("algorithm[0].preset must be one of ['paper'] (cdp-fclub-dc-paper's presets); got "
+            "'papr'") in (
         _error(PRESET.format(preset='preset = "papr"', params="", grid="")))
     text = "horizon = 10\n[[algorithm]]\nname = 'homo'\npreset = 'paper'"
     assert "homo has no presets" in _error(text)
@@ -235,7 +238,7 @@ def test_declared_defaults_match_the_constructors():
 
     for name, cls in (("linucb", LinUCB), ("lints", LinTS), ("club", CLUB), ("sclub", SCLUB),
                       ("club-per-server", CLUB),
-                      ("sclub-per-server", SCLUB), ("linucb-per-user", LinUCB)):
+                      ("sclub-per-server", SCLUB)):
         _check_defaults(name, cls)
     for name, cls, own in (("vfucb", LinUCB, "beta"), ("partial-linucb", LinUCB, "beta"),
                            ("vfts", LinTS, "v"), ("partial-lints", LinTS, "v")):
@@ -272,8 +275,18 @@ def test_every_entry_declares_and_lists_its_keys(capsys):
             continue  # the tests' own entries
         assert entry.environment, name
         assert entry.private == ("epsilon" in {p.name for p in entry.params}), name
-    assert main(["study", "algorithms", "cdp-fclub-dc"]) == 0
+    assert main(["study", "algorithms", "cdp-fclub-dc-paper"]) == 0
     out = capsys.readouterr().out
     assert "delta: a finite number in (0, 1); default 1e-05" in out
     assert "preset 'paper': delta = 0.1, calibration = 'paper'" in out
     assert "servers: an integer >= 1; default 5" in out
+
+
+def test_the_retired_spelling_of_the_paper_path_is_refused_by_name():
+    """cdp-fclub-dc's act_on and its preset 'paper' became the entry cdp-fclub-dc-paper."""
+    text = ("horizon = 10\n[[algorithm]]\nname = 'cdp-fclub-dc'\n{}\n"
+            "[algorithm.grid]\nepsilon = [1]\n")
+    message = _error(text.format("[algorithm.params]\nact_on = 'raw'"))
+    assert "act_on" in message and "'cdp-fclub-dc-paper'" in message
+    message = _error(text.format("preset = 'paper'"))
+    assert "paper" in message and "'cdp-fclub-dc-paper'" in message
