@@ -186,16 +186,16 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator
                ) -> np.ndarray:
         u = check_user(user, self.n_users)
-        if self._noise_rng is None:  # children of the policy stream (spawning draws nothing)
-            self._noise_rng, self._bootstrap = rng.spawn(2)
         if not isinstance(items, np.ndarray) or items.shape != self._items_shape:
             shape = getattr(items, "shape", type(items).__name__)
             raise ShapeError(f"items must be an array of shape {self._items_shape}; got {shape}")
         k = self._rows[u]
         scores = exact_gram_scores(self.model_theta[k], self.model_inv[k], items, self.beta,
-                             self.width_scale * self.model_noise[k])
+                                   self.width_scale * self.model_noise[k])
         if not np.isfinite(scores.sum()):
             raise RewardError("items must be finite; got a NaN or infinite entry")
+        if self._noise_rng is None:  # children of the policy stream (spawning draws nothing)
+            self._noise_rng, self._bootstrap = rng.spawn(2)
         ranking = top_k_list(np.minimum(scores, 1.0, out=scores), self.list_len)
         self._last = (items, ranking)
         return ranking

@@ -43,12 +43,13 @@ from ..validation import check_user
 from .algorithm import FederatedCascadeUCB
 from .server import CascadeServer
 
-# SplitMergeClustering fields the entry takes (it shares lam, noise_scale and theta_bound)
 # The merges' resolution: click probabilities differing by 0.3 in RMS over the items seen.
 # Chosen on seed 001's world (docs/cascade.md): 0.2 merges about 10^4 rounds later than 0.3
-# and recovers a third of the oracle's gain at T = 131,071 instead of a half; orthonormal
-# preferences differ by 0.32 in RMS over uniformly random items, more over the items seen.
+# and recovers about a third of the oracle's gain at T = 131,071 instead of about a half;
+# orthonormal preferences differ by 0.32 in RMS over uniformly random items, more over the
+# items seen.
 RESOLUTION = 0.3
+# SplitMergeClustering fields the entries take (they share lam, noise_scale and theta_bound)
 SET_KEYS = ("merge_level", "split_level", "unit_evidence", "block_evidence", "simulations",
             "resolution", "miss")
 
