@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..clustering import true_clusters
 from ..comm import CommLog
-from ..errors import config_error
 from ..policies.base import Policy
 from ..validation import check_user
 from .algorithm import IndependentCascadeUCB
@@ -38,13 +38,8 @@ class CascadeClusterOracle(Policy):
 
     def __init__(self, dim: int, clusters: np.ndarray, n_items: int, list_len: int,
                  horizon: int, **radius: Any) -> None:
-        labels = np.asarray(clusters)
-        if labels.ndim != 1 or labels.size == 0:
-            raise config_error("clusters", labels.shape, "a non-empty 1-D array of the true "
-                               "cluster of each agent")
-        self._truth = labels.copy()
-        _, self.cluster_of = np.unique(labels, return_inverse=True)
-        self.n_users = int(labels.size)
+        self._truth, self.cluster_of = true_clusters(clusters, "agent")
+        self.n_users = int(self._truth.size)
         self.model = IndependentCascadeUCB(dim, int(self.cluster_of.max()) + 1, n_items,
                                            list_len, horizon, **radius)
         self._log = CommLog()

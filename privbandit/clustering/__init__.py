@@ -17,7 +17,7 @@
 Every rule reads statistics only: fed released statistics, the partition is
 post-processing of the releases.
 """
-from .labels import by_first_appearance, by_smallest_member, clique_labels
+from .labels import by_first_appearance, by_smallest_member, clique_labels, true_clusters
 from .noise_aware import NoiseAwareClustering, RidgeSpread
 from .phases import delete_far, merge_global, partition_of, prune_local, ridge_estimates
 from .splitmerge import Partition, SetClusters, SplitMergeClustering, phase_end
@@ -25,4 +25,4 @@ from .splitmerge import Partition, SetClusters, SplitMergeClustering, phase_end
 __all__ = ["NoiseAwareClustering", "Partition", "RidgeSpread", "SetClusters",
            "SplitMergeClustering", "by_first_appearance", "by_smallest_member", "clique_labels",
            "delete_far", "merge_global", "partition_of", "phase_end", "prune_local",
-           "ridge_estimates"]
+           "ridge_estimates", "true_clusters"]
