@@ -16,10 +16,17 @@ parameters of `privbandit.cascade.study`.
   fresh determinant ratio per round (slogdet of Sigma_u + Sigma_loc and of
   Sigma_u): what the lemma saves.
 
+- the entries that start from going alone (--entries, default
+  "fedc3ucb-sets" and "cdp-fedc3ucb-sets" at epsilon 4) and FedInd, each one
+  run of --entry-rounds rounds on the same world: CPU seconds per round, as a
+  ratio to FedInd's in the same process (what the set detection, the phases
+  and the releases add to going alone).
+
 Wall-clock and CPU seconds are both printed (the machine is shared; CPU
 seconds are what the process itself used).
 
 Usage: python bench/bench_cascade.py [--rounds 1000000] [--ref-rounds 50000]
+       [--entries fedc3ucb-sets cdp-fedc3ucb-sets] [--entry-rounds 131071]
 Output ends with key: value lines.
 """
 from __future__ import annotations
@@ -116,15 +123,28 @@ def policy_only(records, rounds: int, horizon: int, fresh: bool):
     return timed(loop)
 
 
+def entry_cpu(name: str, rounds: int, seed: np.random.SeedSequence) -> tuple[float, float]:
+    """(CPU seconds, final regret) of one run of entry `name` (private ones at epsilon 4)."""
+    config = {"horizon": rounds, "environment": dict(SETTING)}
+    if get_algorithm(name).private:
+        config["epsilon"] = 4.0
+    result, _, cpu = timed(lambda: get_algorithm(name).run(config, seed))
+    return cpu, result.total_regret
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1_000_000)
     parser.add_argument("--ref-rounds", type=int, default=50_000)
+    parser.add_argument("--entries", nargs="*", default=["fedc3ucb-sets", "cdp-fedc3ucb-sets"])
+    parser.add_argument("--entry-rounds", type=int, default=131_071)
     parser.add_argument("--smoke", action="store_true", help="a tiny run (the tests)")
     args = parser.parse_args()
     if args.smoke:
-        args.rounds, args.ref_rounds = 1000, 500
+        args.rounds, args.ref_rounds, args.entry_rounds = 1000, 500, 1000
     seed = np.random.SeedSequence(2024)
+    alone_cpu, _ = entry_cpu("fedind", args.entry_rounds, seed)
+    entries = {name: entry_cpu(name, args.entry_rounds, seed) for name in args.entries}
 
     _, _, env_cpu = environment_only(args.ref_rounds, seed)
     records = recorded_rounds(2000, seed)
@@ -154,6 +174,12 @@ def main() -> None:
     print(f"prefetch_speedup_wall: {wall / pipe_wall:.2f}")
     print(f"run_vs_environment_alone: {cpu / args.rounds / (env_cpu / args.ref_rounds):.2f}")
     print(f"fresh_determinant_vs_lemma_policy: {fresh_cpu / lemma_cpu:.2f}")
+    print(f"fedind_us_per_round: {1e6 * alone_cpu / args.entry_rounds:.1f}")
+    for name, (cpu_s, regret) in entries.items():
+        key = name.replace("-", "_")
+        print(f"{key}_us_per_round: {1e6 * cpu_s / args.entry_rounds:.1f}")
+        print(f"{key}_over_fedind_cpu: {cpu_s / alone_cpu:.2f}")
+        print(f"{key}_regret_T{args.entry_rounds}: {regret:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,93 +1,263 @@
-"""Private federated cascading bandits against agents that go alone (FedInd), seed 001's setting.
+"""Federated cascades against going alone and the oracle: the recommended and private entries.
 
-At delta = 1e-5, the guarded CDP-FedC3UCB-H+ (each agent learns from its own
-data as FedInd does and acts on the tighter of its own bound and a private
-federated one built from its cluster mates' noisy continual releases) is
-compared with FedInd, and at T = 131,071 also with the paper-style
-CDP-FedC3UCB-H (tree-privatized uploads at the paper's trigger times) and
-non-private FedC3UCB-H, on
-|U| = 40 agents in J = 10 clusters, d = 20, 200 items per round, K = 4, for
-each horizon (default: 131,071 and 10^6), 5 paired seeds.
+Seed 001's world (|U| = 40 agents, d = 20, 200 fresh items per round, lists
+of K = 4), delta = 1e-5, paired seeds (base seed 2024, the worlds of
+cascade_synthetic.py).  For each number of clusters J (--clusters, default
+10 and 5) and horizon (default T = 131,071 with --seeds 5, and T = 10^6 with
+--long-seeds 2):
 
-Prints, per horizon, mean (sd) final regret per epsilon, its ratio to FedInd
-and the final cluster error, then `key: value` lines:
-`fedind_regret_T<T>`, `guarded_over_fedind_max_T<T>` (target <= 1 at every
-epsilon >= 0.5), `guarded_rise_over_sd_T<T>`, `break_even_epsilon_T<T>` (the
-smallest epsilon significantly below FedInd, paired over seeds; inf: none) and
-`paper_over_fedind_eps<e>_T<T>`, and where FedC3UCB-H ran,
-`<guarded|paper>_over_fedc3ucb_h_eps<e>_T<T>`.  Draws `cascade_break_even.png`.
+- FedInd (going alone), `oracle-cascade` (ORACLE: FedInd's agent pooled per
+  true cluster, the ceiling) and `fedc3ucb-sets` (recommended: agents alone
+  until split/merge proves a set shares preferences); FedC3UCB-H (the
+  paper's algorithm) at T = 131,071;
+- at J = 10 and T = 131,071, the private entries: `cdp-fedc3ucb-sets` at each
+  epsilon of --epsilons (records "displayed"), with records "first" at
+  epsilon 4, and at epsilon 10^6 (a measuring device: noise negligible, so
+  what remains is lag, estimator and detection); CDP-FedC3UCB-H and the
+  guarded CDP-FedC3UCB-H+ at epsilon 4; and a yardstick run beside the study on
+  the same seeds, `KnownClusters` (cdp-fedc3ucb-sets at epsilon 4 told the true
+  clusters: what the noise costs with perfect detection).
+
+Prints, per (J, T), each entry's mean (sd) final regret, its ratio to FedInd
+with Fieller's 95% interval, the paired difference to FedInd with its t
+interval and where it lies (below / no / above 0), FGR = (FedInd - entry) /
+(FedInd - oracle) with Fieller's interval, the final cluster error, the
+communication (messages), the round at which the detected clusters are first the
+true ones (the latest over seeds) and the share of later checkpoints at which they
+still are (the worst seed's); then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
+`sets` (fedc3ucb-sets), `h` (fedc3ucb-h) or `private_<record>_eps<e>`,
+figure `over_fedind`, `vs_fedind` (below / no / above), `fgr` (with `_low`,
+`_high`), `clusters_found_at`, `clusters_kept`, `known_clusters_eps4_T<T>` and
+`detection_cost_eps4_T<T>` (the entry minus the yardstick, paired, with `_low`,
+`_high`), and
+`private_<record>_eps<e>_over_sets_J<J>_T<T>` (with its interval).
+
+With --resolutions, first a sweep of fedc3ucb-sets' merge resolution at the
+first horizon (--long-seeds seeds; `sweep_r<r>_fgr_J<J>_T<T>` lines).
 
 Usage: python examples/cascade_private.py [--horizons 131071 1000000] [--seeds 5]
-       [--epsilons 0.5 1 4] [--workers 2] [--out cascade_results] [--smoke]
+       [--long-seeds 2] [--clusters 10 5] [--epsilons 1 4 16 64]
+       [--resolutions 0.2 0.25 0.3] [--workers 2] [--out cascade_results] [--smoke]
 """
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
-from break_even import figures, plot
+import numpy as np
 
+from privbandit.cascade import ReleasedSetCascade
+from privbandit.registry import get_algorithm
+from privbandit.runtime import Setup, play_setup, seed_streams
+from privbandit.studies.paired import compare, mean_interval
 from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 from privbandit.studies.summary import summary_rows
 
-SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4, "clusters": 10}
-BASE_SEED = 2024  # as in cascade_synthetic.py: the same worlds
-EPSILONS = {131_071: [0.5, 1, 4, 16], 1_000_000: [0.5, 1, 4]}
-PAPER_EPSILONS = {131_071: [1, 4, 16]}
-GUARDED, FEDIND, PAPER, FED = "CDP-FedC3UCB-H+", "FedInd", "CDP-FedC3UCB-H", "FedC3UCB-H"
+SETTING = {"users": 40, "dim": 20, "items": 200, "list_len": 4}
+BASE_SEED = 2024
+SHORT, LONG = 131_071, 1_000_000
+ALONE, ORACLE, SETS, PAPER = "FedInd", "oracle", "fedc3ucb-sets", "FedC3UCB-H"
+NO_NOISE = 1e6  # epsilon of the measuring rung: the noise is negligible there
 
 
-def algorithms(horizon: int, epsilons: list[float]) -> list[dict]:
-    out = [{"name": "fedind", "label": FEDIND},
-           {"name": "cdp-fedc3ucb-h+", "label": GUARDED, "grid": {"epsilon": epsilons}}]
-    if horizon in PAPER_EPSILONS:
-        out.append({"name": "cdp-fedc3ucb-h", "label": PAPER,
-                    "grid": {"epsilon": PAPER_EPSILONS[horizon]}})
-        out.append({"name": "fedc3ucb-h", "label": FED})
+class KnownClusters(ReleasedSetCascade):
+    """A yardstick, NOT an algorithm: cdp-fedc3ucb-sets told the TRUE clusters (the hidden
+    ones) instead of detecting them -- the same releases, models and noise, so its regret
+    is what the noise costs once detection is perfect."""
+
+    def __init__(self, *args, truth: np.ndarray, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.truth = np.asarray(truth)
+
+    def _detect(self) -> np.ndarray:
+        return self.truth
+
+
+def known_clusters(records: list[dict], setting: dict, horizon: int, epsilon: float
+                   ) -> dict[str, object]:
+    """Run the KnownClusters rung on the seeds of the study's private entry at `epsilon` and
+    print it against the entry (paired)."""
+    label = private_label("displayed", epsilon)
+    entry = {r["run"]["seed_index"]: r["final_regret"] for r in records
+             if r["run"]["label"] == label}
+    config = {"horizon": horizon, "environment": setting, "epsilon": epsilon}
+    known = {}
+    for index in sorted(entry):
+        seed = np.random.SeedSequence(BASE_SEED, spawn_key=(index,))
+        streams = seed_streams(seed)
+        built = get_algorithm("cdp-fedc3ucb-sets").setup(config, seed, streams)
+        p = built.protocol
+        rung = KnownClusters(p.dim, p.n_users, p.n_items, p.list_len, horizon, p.plan,
+                             detection=p.sets.clustering, truth=built.env.true_clusters())
+        known[index] = play_setup(Setup(rung, built.env, horizon), streams).total_regret
+    diff = mean_interval([entry[i] - known[i] for i in known])
+    mean = float(np.mean(list(known.values())))
+    print(f"known clusters (yardstick), epsilon {epsilon:g}: {mean:.1f} "
+          f"({np.std(list(known.values()), ddof=1):.1f}); the entry minus it: {diff[0]:+.1f} "
+          f"{_interval(diff[1], diff[2], '+.1f')} (what detecting the clusters costs)")
+    tag = f"eps{epsilon:g}_T{horizon}"
+    return {f"known_clusters_{tag}": mean, f"detection_cost_{tag}": diff[0],
+            f"detection_cost_low_{tag}": diff[1], f"detection_cost_high_{tag}": diff[2]}
+
+
+def private_label(record: str, epsilon: float) -> str:
+    return f"cdp-sets-{record}-eps{epsilon:g}".replace("e+0", "e")
+
+
+def algorithms(horizon: int, clusters: int, epsilons: list[float], private: bool) -> list[dict]:
+    out = [{"name": "fedind", "label": ALONE}, {"name": "oracle-cascade", "label": ORACLE},
+           {"name": "fedc3ucb-sets", "label": SETS}]
+    if horizon <= SHORT:
+        out.append({"name": "fedc3ucb-h", "label": PAPER})
+    if not private:
+        return out
+    for record, grid in (("displayed", [*epsilons, NO_NOISE]), ("first", [4.0])):
+        out += [{"name": "cdp-fedc3ucb-sets", "label": private_label(record, e),
+                 "params": {"epsilon": e, "record": record}} for e in grid]
+    out += [{"name": "cdp-fedc3ucb-h", "label": "CDP-FedC3UCB-H-eps4", "params": {"epsilon": 4}},
+            {"name": "cdp-fedc3ucb-h+", "label": "CDP-FedC3UCB-H+-eps4",
+             "params": {"epsilon": 4}}]
     return out
 
 
-def over_federated(rows: list[dict], horizon: int) -> dict[str, float]:
-    """Each private row's mean regret over non-private FedC3UCB-H's (none when it did not
-    run at this horizon)."""
-    fed = next((r["regret_mean"] for r in rows if r["label"] == FED), None)
-    if fed is None:
-        return {}
-    return {f"{key}_over_fedc3ucb_h_eps{r['epsilon']:g}_T{horizon}": r["regret_mean"] / fed
-            for key, label in (("guarded", GUARDED), ("paper", PAPER))
-            for r in rows if r["label"] == label}
+def _interval(low: float, high: float, fmt: str) -> str:
+    return (f"[{low:{fmt}}, {high:{fmt}}]" if math.isfinite(low) and math.isfinite(high)
+            else "[-inf, inf]")
+
+
+def _key(label: str) -> str:
+    if label == SETS:
+        return "sets"
+    if label == PAPER:
+        return "h"
+    return label.lower().replace("cdp-sets-", "private_").replace("-", "_").replace("+", "plus")
+
+
+def found_at(records: list[dict], label: str) -> tuple[float, float]:
+    """(the latest round, over the label's seeds, at which the detected clusters are first
+    the true ones -- inf if never --, and the share of the later checkpoints at which
+    they still are, the worst seed's)."""
+    latest, kept = 0.0, 1.0
+    for r in records:
+        if r["run"]["label"] != label:
+            continue
+        error, rounds = np.asarray(r["cluster_error"]), np.asarray(r["cluster_error_rounds"])
+        exact = np.flatnonzero(error == 0)
+        if exact.size == 0:
+            return math.inf, 0.0
+        latest = max(latest, float(rounds[exact[0]]))
+        kept = min(kept, float(np.mean(error[exact[0]:] == 0)))
+    return latest, kept
+
+
+def figures(records: list[dict], clusters: int, horizon: int) -> dict[str, object]:
+    """Print one (J, T) table and return its key figures."""
+    rows = {r["label"]: r for r in summary_rows(records)}
+    alone, oracle = rows[ALONE], rows[ORACLE]
+    tag = f"J{clusters}_T{horizon}"
+    print(f"\n== J = {clusters}, T = {horizon:,}, delta = 1e-5, {alone['seeds']} seeds ==")
+    print(f"FedInd {alone['regret_mean']:.1f} ({alone['regret_sd']:.1f}), oracle "
+          f"{oracle['regret_mean']:.1f} ({oracle['regret_sd']:.1f})")
+    print(f"{'entry':26s} {'regret (sd)':>17s} {'/ FedInd [95%]':>24s} "
+          f"{'- FedInd [95%]':>27s} {'sig':>5s} {'FGR [95%]':>24s} {'err':>5s} {'comm':>7s} "
+          f"{'found at':>9s} {'kept':>5s}")
+    out: dict[str, object] = {f"fedind_{tag}": alone["regret_mean"],
+                              f"oracle_{tag}": oracle["regret_mean"]}
+    for label, row in rows.items():
+        if label in (ALONE, ORACLE):
+            continue
+        (p,) = compare(records, label, ALONE, ORACLE)
+        err = row["cluster_error"]
+        print(f"{label:26s} {row['regret_mean']:9.1f} ({row['regret_sd']:6.1f}) {p.ratio:6.3f} "
+              f"{_interval(p.ratio_low, p.ratio_high, '.3f'):>17} {p.diff:+9.1f} "
+              f"{_interval(p.diff_low, p.diff_high, '+.1f'):>17} {p.significant:>5s} "
+              f"{p.fgr:+6.0%} {_interval(p.fgr_low, p.fgr_high, '+.0%'):>17} "
+              f"{err if err == '' else f'{err:.2f}':>5} {row['comm_messages_mean']:7.0f} "
+              f"{found_at(records, label)[0]:9.0f} {found_at(records, label)[1]:5.0%}")
+        key = _key(label)
+        out.update({f"{key}_over_fedind_{tag}": p.ratio, f"{key}_vs_fedind_{tag}": p.significant,
+                    f"{key}_fgr_{tag}": p.fgr, f"{key}_fgr_low_{tag}": p.fgr_low,
+                    f"{key}_fgr_high_{tag}": p.fgr_high,
+                    f"{key}_clusters_found_at_{tag}": found_at(records, label)[0],
+                    f"{key}_clusters_kept_{tag}": found_at(records, label)[1]})
+        if key.startswith("private") and SETS in rows:
+            (q,) = compare(records, label, SETS)
+            out.update({f"{key}_over_sets_{tag}": q.ratio,
+                        f"{key}_over_sets_low_{tag}": q.ratio_low,
+                        f"{key}_over_sets_high_{tag}": q.ratio_high})
+    return out
+
+
+def resolution_sweep(resolutions: list[float], clusters: int, horizon: int, seeds: int,
+                     setting: dict, out: Path, workers: int) -> dict[str, object]:
+    """fedc3ucb-sets at each merge resolution beside FedInd and the oracle (paired seeds):
+    print and return each one's FGR."""
+    spec = study_from_dict({
+        "name": f"sweep-J{clusters}-T{horizon}", "horizon": horizon, "seeds": seeds,
+        "base_seed": BASE_SEED, "max_points": 300,
+        "environment": spec_setting(setting, clusters),
+        "algorithm": [{"name": "fedind", "label": ALONE},
+                      {"name": "oracle-cascade", "label": ORACLE},
+                      {"name": "fedc3ucb-sets", "label": "sets",
+                       "grid": {"resolution": resolutions}}]})
+    records = run_study(spec, out / spec.name, workers=workers, progress=True).records
+    print(f"\n== resolution sweep, J = {clusters}, T = {horizon:,}, {seeds} seeds ==")
+    found: dict[str, object] = {}
+    for p in compare(records, "sets", ALONE, ORACLE):
+        r = dict(p.cell)["resolution"]
+        mine = [x["final_regret"] for x in records if x["run"]["label"] == "sets"
+                and x["run"]["cell"]["resolution"] == r]
+        print(f"resolution {r:g}: {np.mean(mine):.1f} ({np.std(mine, ddof=1):.1f}), "
+              f"FGR {p.fgr:+.0%} {_interval(p.fgr_low, p.fgr_high, '+.0%')}")
+        found[f"sweep_r{r:g}_fgr_J{clusters}_T{horizon}"] = p.fgr
+    return found
+
+
+def spec_setting(setting: dict, clusters: int) -> dict:
+    return {**setting, "clusters": clusters}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--horizons", type=int, nargs="+", default=sorted(EPSILONS))
+    parser.add_argument("--horizons", type=int, nargs="+", default=[SHORT, LONG])
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=None,
-                        help="the guarded algorithm's grid at every horizon")
+    parser.add_argument("--long-seeds", type=int, default=2, help="seeds at T >= 10^6")
+    parser.add_argument("--clusters", type=int, nargs="+", default=[10, 5])
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0, 16.0, 64.0])
+    parser.add_argument("--resolutions", type=float, nargs="*", default=[],
+                        help="also sweep fedc3ucb-sets' merge resolution (at the first horizon, "
+                        "--long-seeds seeds)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("cascade_results"))
     parser.add_argument("--smoke", action="store_true", help="a tiny run (T = 2000, 2 seeds)")
     args = parser.parse_args()
-    setting = dict(SETTING)
+    setting, private_at = dict(SETTING), (10, SHORT)
     if args.smoke:
-        args.horizons, args.seeds, args.epsilons, args.workers = [2000], 2, [1.0, 8.0], 1
-        setting.update(users=8, clusters=2, dim=5, items=20)
-    found: dict[str, float] = {}
-    per_horizon = {}
-    for horizon in args.horizons:
-        eps = args.epsilons or EPSILONS.get(horizon, EPSILONS[131_071])
-        spec = study_from_dict({
-            "name": f"cascade-break-even-T{horizon}", "horizon": horizon, "seeds": args.seeds,
-            "base_seed": BASE_SEED, "max_points": 300, "environment": setting,
-            "algorithm": algorithms(horizon, eps)})
-        records = run_study(spec, args.out / spec.name, workers=args.workers,
-                            progress=True).records
-        per_horizon[horizon] = rows = summary_rows(records, (GUARDED, FEDIND))
-        found.update(figures(rows, horizon, GUARDED, FEDIND, PAPER))
-        found.update(over_federated(rows, horizon))
-    path = args.out / "cascade_break_even.png"
-    print(f"wrote {plot(per_horizon, found, path, GUARDED, FEDIND)}")
+        args.horizons, args.seeds, args.long_seeds, args.clusters = [2000], 2, 2, [2]
+        args.epsilons, args.workers, private_at = [4.0], 1, (2, 2000)
+        args.resolutions = [0.3, 0.6]
+        setting.update(users=8, dim=5, items=20)
+    found: dict[str, object] = {}
+    for clusters in args.clusters if args.resolutions else ():
+        found.update(resolution_sweep(args.resolutions, clusters, args.horizons[0],
+                                      args.long_seeds, setting, args.out, args.workers))
+    for clusters in args.clusters:
+        for horizon in args.horizons:
+            private = (clusters, horizon) == private_at
+            spec = study_from_dict({
+                "name": f"cascade-J{clusters}-T{horizon}", "horizon": horizon,
+                "seeds": args.long_seeds if horizon >= LONG else args.seeds,
+                "base_seed": BASE_SEED, "max_points": 300,
+                "environment": spec_setting(setting, clusters),
+                "algorithm": algorithms(horizon, clusters, args.epsilons, private)})
+            records = run_study(spec, args.out / spec.name, workers=args.workers,
+                                progress=True).records
+            found.update(figures(records, clusters, horizon))
+            if private:
+                found.update(known_clusters(records, spec_setting(setting, clusters), horizon,
+                                            4.0))
     for key, value in found.items():
         print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 

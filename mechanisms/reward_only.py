@@ -28,8 +28,11 @@ are refused) and rewards are clipped to [lo, hi] (`reward_range`; or refused
 with on_excess="reject"); the stream releases sum (y - c) x, c = (lo + hi) / 2
 (centring keeps every summand within (hi - lo) B / 2, so the float slack of a
 step's sum is bounded relative to the sensitivity), which moves by
-|y - y'| ||x|| <= (hi - lo) B when one reward changes: that is the
-`l2_sensitivity` of the inner mechanism, whose event (plus its float and grid
+|y - y'| ||x|| <= (hi - lo) B when one reward changes, and by at most
+m (hi - lo) B when one neighbouring change alters the rewards of m records
+(`changed_records`, triangle inequality; e.g. m = 2 for a cascade round whose
+displayed items are records and whose click moves between two of them): that
+is the `l2_sensitivity` of the inner mechanism, whose event (plus its float and grid
 slack, with `records_per_step` records summed in one step) is `event`, the
 whole cost of a record that enters one step.  The released moments add
 c sum x back, which is public.  Under the record-level relation (a whole
@@ -86,7 +89,8 @@ class RewardOnlyRelease:
     the inner continual release by name ("mf", "tree", "honaker"); sigma, or
     epsilon and delta (tight calibration of the inner mechanism's event);
     feature_bound: B; reward_range: (lo, hi); records_per_step: the most
-    records one step may hold; on_excess: "clip" (rewards) or "reject";
+    records one step may hold; changed_records: the most records whose rewards one
+    neighbouring change alters (default 1); on_excess: "clip" (rewards) or "reject";
     sampler: the noise sampler (default float-safe); accountant: the one tight
     calibration certifies with (the ledger's, e.g. "rdp"; default exact).
     """
@@ -95,8 +99,8 @@ class RewardOnlyRelease:
                  sigma: float | None = None, epsilon: float | None = None,
                  delta: float | None = None, feature_bound: float = 1.0,
                  reward_range: tuple[float, float] = (0.0, 1.0), records_per_step: int = 1,
-                 on_excess: str = "clip", sampler: Sampler | None = None,
-                 accountant: str = "exact-gaussian") -> None:
+                 changed_records: int = 1, on_excess: str = "clip",
+                 sampler: Sampler | None = None, accountant: str = "exact-gaussian") -> None:
         self._dim = check_count("dim", dim)
         self._bound = check_positive("feature_bound", feature_bound)
         try:
@@ -106,9 +110,10 @@ class RewardOnlyRelease:
         self._lo, self._hi = check_interval(lo, hi)
         self._centre = 0.5 * (self._lo + self._hi)
         self._on_excess = check_choice("on_excess", on_excess, ("clip", "reject"))
+        changed = check_count("changed_records", changed_records)
         self._inner: ContinualRelease = continual_release(
             mechanism, (self._dim,), horizon, sigma=sigma, epsilon=epsilon, delta=delta,
-            l2_sensitivity=(self._hi - self._lo) * self._bound, sampler=sampler,
+            l2_sensitivity=changed * (self._hi - self._lo) * self._bound, sampler=sampler,
             records_per_step=records_per_step, accountant=accountant)
         self._gram = np.zeros((self._dim, self._dim))
         self._features = np.zeros(self._dim)
@@ -168,7 +173,8 @@ class RewardOnlyRelease:
 
     @property
     def l2_sensitivity(self) -> float:
-        """(hi - lo) B: what one changed reward moves the released moments by."""
+        """m (hi - lo) B: what one neighbouring change (m = changed_records rewards) moves the
+        released moments by."""
         return self._inner.l2_sensitivity
 
     @property

@@ -135,6 +135,37 @@ def guard_params(resolution: float = 0.2) -> tuple[Param, ...]:
     )
 
 
+def split_merge_params(*, blocks: bool, phases: bool = True, resolution: float | None = None
+                       ) -> tuple[Param, ...]:
+    """The keys of split/merge detection over sets (`splitmerge.SplitMergeClustering` and
+    the phases of `splitmerge.SetClusters`): the tests' levels and evidence, the bootstrap,
+    the phase growth (`phases`: an entry that detects at phases, not at every release);
+    `blocks`: whether units move in blocks (block_evidence); a number `resolution`: the
+    default of the merges' power requirement (and its miss)."""
+    out = [
+        Param("merge_level", float, 0.99, "level of the merge test (pooled Hotelling T^2)",
+              range="(0, 1)"),
+        Param("split_level", float, 0.99, "level of the split test (bootstrapped best cut)",
+              range="(0, 1)"),
+        Param("unit_evidence", float, 6.907755278982137, "log-likelihood ratio a user needs to "
+              "change cluster alone (ln 1000)", range="[0, inf)"),
+    ]
+    if blocks:
+        out.append(Param("block_evidence", float, 1.0, "log-likelihood ratio a server's users "
+                         "of one cluster need to change cluster together", range="[0, inf)"))
+    out.append(Param("simulations", int, 24, "bootstrap data sets of the split test",
+                     range="[0, inf)"))
+    if phases:
+        out.append(Param("phase_growth", float, 1.15, "phase t+1 starts when the rounds grow "
+                         "by this factor (2: the paper's 2^s - 2)", range="(1, inf)"))
+    if resolution is not None:
+        out += [
+            Param("resolution", float, resolution, "RMS prediction difference over the items "
+                  "seen that a merge must have had the power to see", range="(0, inf)"),
+            Param("miss", float, 1e-3, "probability of missing such a difference",
+                  range="(0, 1)"),
+        ]
+    return tuple(out)
 # What a guarded federation's audit worlds change: half the rounds shared, no cap, a coarse
 # merge resolution, so that records are released early and units merge within a few hundred
 # rounds (utility knobs: the statement is the same for every value).

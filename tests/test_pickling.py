@@ -186,7 +186,7 @@ BUILDERS = {
     SimulatedMasks: st.just(SimulatedMasks()),
     AgreedMasks: st.integers(2, 4).map(lambda n: AgreedMasks.from_keys(
         [PartyKeys.generate() for _ in range(n)], new_session())),
-    IntegerGrid: st.integers(-40, 4).map(IntegerGrid),
+    IntegerGrid: st.integers(-40, 0).map(IntegerGrid),
     SecureSumRelease: st.builds(lambda n, seed, v: SecureSumRelease(
         *_secure_view(n, seed)[:1], *_secure_view(n, seed)[1:], v), st.integers(2, 4), seeds,
         sigmas),

@@ -156,14 +156,18 @@ class _CascadeAgents(Policy):
         m = observed_positions(feedback, self.list_len)
         clicked = m - 1 if feedback < self.list_len else None
         observed = items[action[:m]]
+        self._check_norms(observed, "an examined item")
+        return observed, clicked
+
+    def _check_norms(self, rows: np.ndarray, what: str) -> None:
+        """Refuse rows (m, d) beyond item_bound (the data an agent keeps)."""
         if self.item_bound is not None:
-            worst = float(np.einsum("kd,kd->k", observed, observed).max())
+            worst = float(np.einsum("kd,kd->k", rows, rows).max())
             if worst > self._bound_sq:
                 raise NormBoundError(
                     f"items must have L2 norm <= item_bound={self.item_bound:g}; "
-                    f"got an examined item of norm {math.sqrt(worst):.6g}"
+                    f"got {what} of norm {math.sqrt(worst):.6g}"
                 )
-        return observed, clicked
 
     def _base_params(self) -> dict[str, Any]:
         return {
@@ -243,13 +247,18 @@ class FederatedCascadeUCB(_CascadeAgents):
         observed, clicked = self._observed(items, action, feedback)
         self.buffers.add(u, observed, clicked)
         self.arrivals[u] += 1
-        if self.buffers.exceeded(u):
+        self._triggered(u, self.buffers.exceeded(u), t)
+
+    def _triggered(self, agent: int, exceeded: bool, t: int) -> None:
+        """Communicate if the det-ratio trigger fired (`exceeded`) or, failing it, the
+        auxiliary rule does; count which."""
+        if exceeded:
             self.triggers["det"] += 1
-        elif self._auxiliary_fires(u, t):
+        elif self._auxiliary_fires(agent, t):
             self.triggers["auxiliary"] += 1
         else:
             return
-        self._communicate(u, t)
+        self._communicate(agent, t)
 
     def _auxiliary_fires(self, agent: int, t: int) -> bool:
         if self.auxiliary == "pt":
@@ -266,7 +275,12 @@ class FederatedCascadeUCB(_CascadeAgents):
         self._adopt(agent, gram_clu, theta_clu, t)
 
     def _adopt(self, agent: int, gram: np.ndarray, theta: np.ndarray, t: int) -> None:
+        """Download (Sigma_clu, theta_clu) and decide from them."""
         self._log.record(DOWNLOAD, 1, payload_bytes(gram, theta), round=t)
+        self._take(agent, gram, theta)
+
+    def _take(self, agent: int, gram: np.ndarray, theta: np.ndarray) -> None:
+        """Decide from (Sigma_u, theta_u) = (gram, theta); the buffer starts empty."""
         self._set_decision(agent, np.linalg.inv(gram), theta)
         self.buffers.reset(agent, self.inv[agent])
 

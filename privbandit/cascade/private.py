@@ -308,13 +308,7 @@ class CDPFedC3UCBH(FederatedCascadeUCB):
             self._waiting[u].append(z.T @ z)
             if self.schedule.is_release(t):
                 self._release_waiting(u, t)
-        if self._noisy_trigger(u):
-            self.triggers["det"] += 1
-        elif self._auxiliary_fires(u, t):
-            self.triggers["auxiliary"] += 1
-        else:
-            return
-        self._communicate(u, t)
+        self._triggered(u, self._noisy_trigger(u), t)
 
     def _release_waiting(self, arriving: int, t: int) -> None:
         """A release round: every agent with waiting records steps its stream once; the

@@ -1,4 +1,7 @@
-"""Study entries of the seed 001 family: FedC3UCB-H, its baselines and the CDP variant.
+"""Study entries of the seed 001 family: FedC3UCB-H, its baselines, the set federation
+("fedc3ucb-sets", recommended), the oracle ("oracle-cascade", NOT an algorithm: it reads
+the world's hidden clusters; its description and its params' "oracle" flag say so) and the
+private entries ("cdp-fedc3ucb-h", "cdp-fedc3ucb-h+", "cdp-fedc3ucb-sets").
 
 `build_run(name, config, streams)` builds the environment from the seed's
 "world" stream (so every algorithm of one seed meets the same users, clusters
@@ -33,13 +36,17 @@ from ..registry import (
     radius_params,
     register_algorithm,
     release_params,
+    split_merge_params,
 )
 from ..runtime import Setup
 from ..schema import Param, defaults
 from .algorithm import fed_ind, fed_linucb, fedc3ucb_h, force_comm, no_auxiliary
+from .ceiling import CascadeClusterOracle
 from .guarded import GuardedPrivateCascade
 from .private import cdp_fedc3ucb_h
 from .radius import lemma6_beta
+from .released import RECORDS, cdp_fedc3ucb_sets
+from .sets import RESOLUTION, fedc3ucb_sets
 
 ENVIRONMENT = (
     Param("users", int, 40, "number of agents", range="[1, inf)"),
@@ -62,6 +69,9 @@ POINTS = Param("cluster_points", int, 1000, "clustering-error measurements per r
                range="[1, inf)")
 PREFETCH = Param("prefetch", bool, False, "draw the world's blocks on a worker thread (the "
                  "same run, sooner when a core is free)")
+NOISE_WIDTH = Param("noise_width_scale", (float, str), "matched", "factor on the width's noise "
+                    "term, or 'matched'", choices=("matched",), range="(0, inf)")
+THETA_BOUND = Param("theta_bound", float, 1.0, "bound S on the preference norm", range="(0, inf)")
 PRIVATE = (
     *privacy_params(delta=True, calibrations=("tight", "paper"), sampler=True),
     Param("paper_formula", str, "seed000", "the node-noise formula of calibration 'paper'",
@@ -69,24 +79,38 @@ PRIVATE = (
     Param("accountant", str, "exact-gaussian", "the ledgers' accountant"),
     *release_params("tree", "every-round"),  # each agent's stream ('paper' needs these two)
     Param("noise_level", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
-    Param("noise_width_scale", (float, str), "matched", "factor on the width's noise term, "
-          "or 'matched'", choices=("matched",), range="(0, inf)"),
-    Param("theta_bound", float, 1.0, "bound S on the preference norm", range="(0, inf)"),
-    ALPHA_C, ALPHA_D, *RADIUS, POINTS,
+    NOISE_WIDTH, THETA_BOUND, ALPHA_C, ALPHA_D, *RADIUS, POINTS,
 )
 # the guarded variant: FedInd refined by private releases (deployment defaults: delta 1e-5,
 # "mf" streams on a fixed schedule)
 GUARDED = (*privacy_params(delta=True, sampler=True), *guard_params(), *RADIUS, POINTS)
+# the private cascade on the set detection: reward-only releases of records built from the
+# list (public Gram), split/merge after every release (deployment defaults: delta 1e-5,
+# "mf" streams on the geometric schedule)
+RELEASED = (
+    *privacy_params(delta=True, sampler=True), *release_params("mf", "geometric"),
+    Param("record", str, "displayed", "what a round releases: every displayed item with its "
+          "click indicator, or position 1 alone", choices=RECORDS),
+    Param("failure", float, 0.1, "failure probability of the noise bounds", range="(0, 1)"),
+    NOISE_WIDTH, THETA_BOUND, *RADIUS,
+    *split_merge_params(blocks=False, phases=False, resolution=RESOLUTION), POINTS,
+)
 PARAMS = {"fedlinucb": (ALPHA_C, *RADIUS, POINTS), "fedind": (*RADIUS, POINTS),
-          "cdp-fedc3ucb-h": PRIVATE, "cdp-fedc3ucb-h+": GUARDED}
+          "oracle-cascade": (*RADIUS, POINTS),
+          "fedc3ucb-sets": (ALPHA_C, *RADIUS,
+                            *split_merge_params(blocks=False, resolution=RESOLUTION), POINTS),
+          "cdp-fedc3ucb-h": PRIVATE, "cdp-fedc3ucb-h+": GUARDED,
+          "cdp-fedc3ucb-sets": RELEASED}
 FACTORIES: dict[str, Callable[..., Any]] = {
     "fedc3ucb-h": fedc3ucb_h,
     "forcecomm": force_comm,
     "noauxiliary": no_auxiliary,
     "fedlinucb": fed_linucb,
     "fedind": fed_ind,
+    "fedc3ucb-sets": fedc3ucb_sets,
     "cdp-fedc3ucb-h": cdp_fedc3ucb_h,
     "cdp-fedc3ucb-h+": GuardedPrivateCascade.from_settings,
+    "cdp-fedc3ucb-sets": cdp_fedc3ucb_sets,
 }
 
 # "paper": one radius for every non-private algorithm, that of one agent's own ridge
@@ -125,6 +149,10 @@ def build_run(name: str, config: dict[str, Any], streams: dict[str, Any]) -> Set
     env = build_environment(params.pop("environment", {}), streams["world"])
     env.prefetch = prefetch
     every = max(1, horizon // params.pop("cluster_points"))
+    if name == "oracle-cascade":  # told the hidden clusters: a ceiling, not an algorithm
+        policy = CascadeClusterOracle(env.dim, env.true_clusters(), env.n_items, env.list_len,
+                                      horizon, **params)
+        return Setup(policy, env, horizon, algorithm=name, cluster_every=every)
     policy = FACTORIES[name](env.dim, env.n_users, env.n_items, env.list_len, horizon, **params)
     return Setup(policy, env, horizon, algorithm=name, cluster_every=every)
 
@@ -150,6 +178,10 @@ _SMALL = {"dim": 2, "users": 4, "clusters": 2, "items": 10, "list_len": 2}
 _SPLITS = {"mechanism": "mf", "schedule": "fixed", "alpha_d": 0.01, "noise_level": 0.9,
            "theta_bound": 0.01}
 _CANARIES_SHARED = {"rate": 1.0, "merged_rate": 1.0, "cap": 256}
+# cdp-fedc3ucb-sets' world: a resolution any data prove, and units that move on any
+# evidence, so that its 2 clusters of 2 agents merge wrongly, then split, move and merge
+# back at epsilon 1 and 8 (utility knobs)
+_SETS_AUDIT = {"resolution": 50.0, "unit_evidence": 0.0}
 AUDITS = {
     "cdp-fedc3ucb-h": AuditProfile(
         worlds=(AuditWorld(512), AuditWorld(2048, _SPLITS, _SMALL, label="splits")),
@@ -159,6 +191,9 @@ AUDITS = {
                                                 "items": 10, "list_len": 2}),),
         black_box=(32, Flip(5)),
         canaries=CanaryRounds(256, 64, _CANARIES_SHARED, {"users": 10, "clusters": 2})),
+    "cdp-fedc3ucb-sets": AuditProfile(
+        worlds=(AuditWorld(1024, _SETS_AUDIT, _SMALL),),
+        black_box=(32, Flip(5)), canaries=CanaryRounds(256, 128)),
 }
 
 ENTRIES = (
@@ -167,10 +202,19 @@ ENTRIES = (
     _entry("noauxiliary", "seed 001: FedC3UCB-H without auxiliary comms"),
     _entry("fedlinucb", "seed 001 baseline: one shared model (He et al. 2022), cascading lists"),
     _entry("fedind", "seed 001 baseline: independent agents, no communication"),
+    _entry("fedc3ucb-sets", "federated cascading UCB starting from going alone: agents are "
+           "singletons until split/merge over sets proves a set shares preferences "
+           "(recommended)"),
+    _entry("oracle-cascade", "ORACLE, reads the world's hidden clusters (not deployable): "
+           "FedInd's cascading UCB pooled per true cluster, the ceiling of federation"),
     _entry("cdp-fedc3ucb-h", "FedC3UCB-H with per-agent tree-privatized uploads; (epsilon, "
            "delta)-DP for one user-round's click feedback, actions adapting (interactive)",
            private=True, needs_delta=True, calibrations=("tight", "paper"),
            audit=AUDITS["cdp-fedc3ucb-h"]),
+    _entry("cdp-fedc3ucb-sets", "private cascade on the set detection: agents act on released "
+           "statistics only, reward-only releases of records built from the list (public "
+           "Gram); (epsilon, delta)-DP for one user-round's click feedback, actions adapting "
+           "(interactive)", private=True, needs_delta=True, audit=AUDITS["cdp-fedc3ucb-sets"]),
     _entry("cdp-fedc3ucb-h+", "guarded private cascade: FedInd refined by noisy continual "
            "releases of cluster mates; (epsilon, delta)-DP for one user-round's click feedback "
            "seen from outside its agent (interactive)", private=True, needs_delta=True,

@@ -39,6 +39,23 @@ decision compares pooled models, never single links:
    when the two pooled models agree, never because two small parts agree);
 4. moves again.
 
+Proof of sameness (`resolution`).  Without it a merge needs only that two
+pooled models are consistent (T^2 below the quantile), which units with little
+data always are: started from singletons, everything would merge at once.
+With `resolution` r a merge also needs power: a difference of preferences
+whose predictions differ by r in root mean square over the items the two
+sets have seen -- E_x[(x . delta)^2] >= r^2, E_x the mean of M_a / n_a and
+M_b / n_b (n: the records, `counts`) -- would have failed the consistency test
+with probability >= 1 - `miss`.  Among such deltas the smallest
+noncentrality of T^2 is r^2 / lambda_max(L^T (Sigma_a + Sigma_b) L), L L^T
+that mean (Cholesky), and it must reach the noncentrality at which a
+noncentral chi-square with d degrees of freedom falls below the merge
+threshold with probability `miss` (`required_power`; the test of
+`private.NoiseAwareClustering`).  So units stay apart until their data could
+tell them apart, and join only when they did not: a partition started from
+singletons (`SetClusters(start="alone")`) is going alone until the data prove
+a set shares preferences.
+
 Cost: moves and splits are O(n c d^2 + n d^3) for n units and c clusters, the
 merges O(c^2 d^3) -- no all-pairs scan of units, and no (n, n) array.
 Randomness: only the bootstrap of step 2, from the generator passed in.
@@ -50,16 +67,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.optimize import brentq
+from scipy.stats import chi2, ncx2
 
 from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
+from privbandit.mechanisms.publication import Publication
 
 from ..errors import ShapeError, config_error
 from ..validation import check_dim, check_probability
-from .labels import by_first_appearance
+from .labels import by_first_appearance, by_smallest_member
 
 
 class Partition(NamedTuple):
@@ -83,7 +103,10 @@ class SplitMergeClustering:
     log-likelihood ratio a unit (a block) needs to move (ln 1000 and 1: a unit
     moves on strong evidence alone, a party's block on its pooled data);
     simulations: data sets of the split's bootstrap (0: the chi-square quantile
-    alone, for callers that accept spurious cuts).
+    alone, for callers that accept spurious cuts); resolution: None (merges need
+    consistency only) or r > 0, the RMS prediction difference a merge must have had
+    the power to see (then `partition` needs the units' record counts); miss: the
+    probability of missing such a difference.
     """
 
     dim: int
@@ -95,6 +118,8 @@ class SplitMergeClustering:
     unit_evidence: float = math.log(1000.0)
     block_evidence: float = 1.0
     simulations: int = 24
+    resolution: float | None = None
+    miss: float = 1e-3
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -111,11 +136,22 @@ class SplitMergeClustering:
         set_(self, "unit_evidence", check_nonnegative("unit_evidence", self.unit_evidence))
         set_(self, "block_evidence", check_nonnegative("block_evidence", self.block_evidence))
         set_(self, "simulations", check_count("simulations", self.simulations, minimum=0))
+        if self.resolution is not None:
+            set_(self, "resolution", check_positive("resolution", self.resolution))
+        set_(self, "miss", check_probability("miss", self.miss))
 
     @property
     def merge_threshold(self) -> float:
         """chi-square_d quantile at merge_level: the largest T^2 two merged clusters have."""
         return float(chi2.ppf(self.merge_level, self.dim))
+
+    @cached_property
+    def required_power(self) -> float:
+        """The noncentrality at which chi-square_d falls below the merge threshold with
+        probability `miss`: the least a merge's test must have against a difference of
+        `resolution`."""
+        q, d = self.merge_threshold, self.dim
+        return float(brentq(lambda nc: ncx2.cdf(q, d, nc) - self.miss, 1e-9, 1e9))
 
     @property
     def split_threshold(self) -> float:
@@ -138,11 +174,43 @@ class SplitMergeClustering:
     def hotelling(self, a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> np.ndarray:
         """T^2 of the difference of the models of pooled statistics a and b, each
         (gram, moments, variance), broadcast over leading axes."""
+        return self._hotelling(a, b)[0]
+
+    def _hotelling(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """(T^2, Sigma_a + Sigma_b) of pooled statistics a and b (see `hotelling`)."""
         theta_a, spread_a = self.estimates(*a)
         theta_b, spread_b = self.estimates(*b)
         diff = theta_a - theta_b
         spread = np.broadcast_to(spread_a + spread_b, diff.shape + (self.dim,))
-        return np.einsum("...i,...i->...", diff, np.linalg.solve(spread, diff[..., None])[..., 0])
+        t2 = np.einsum("...i,...i->...", diff, np.linalg.solve(spread, diff[..., None])[..., 0])
+        return t2, spread
+
+    def merge_statistic(self, a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...],
+                        counts: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """T^2 of pooled statistics a and b (as `hotelling`), or inf where a merge lacks the
+        power `resolution` asks for (see the module docstring); counts: the records of a
+        and of b, needed with a resolution."""
+        t2, spread = self._hotelling(a, b)
+        if self.resolution is None:
+            return t2
+        if counts is None:
+            raise config_error("counts", None, "the units' record counts (resolution is set)")
+        ok = self.power(a[0], b[0], *counts, spread) >= self.required_power
+        return np.where(ok, t2, np.inf)
+
+    def power(self, gram_a: np.ndarray, gram_b: np.ndarray, count_a: np.ndarray,
+              count_b: np.ndarray, spread: np.ndarray) -> np.ndarray:
+        """The least noncentrality of T^2 over differences whose predictions differ by
+        `resolution` in RMS over the items seen (0 where a side has no record)."""
+        na, nb = (np.asarray(c, dtype=float)[..., None, None] for c in (count_a, count_b))
+        eye = self.lam * np.eye(self.dim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = 0.5 * ((gram_a + eye) / na + (gram_b + eye) / nb)
+        seen = np.all(np.isfinite(mean), axis=(-2, -1))
+        mean = np.where(seen[..., None, None], mean, np.eye(self.dim))
+        root = np.linalg.cholesky(np.broadcast_to(mean, spread.shape))
+        widest = np.linalg.eigvalsh(np.swapaxes(root, -1, -2) @ spread @ root)[..., -1]
+        return np.where(seen, self.resolution**2 / widest, 0.0)
 
     def evidence(self, gram: np.ndarray, moments: np.ndarray, variance: np.ndarray,
                  own: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -162,22 +230,26 @@ class SplitMergeClustering:
     # -- the partition -----------------------------------------------------------------------
     def partition(self, gram: np.ndarray, moments: np.ndarray, labels: np.ndarray, *,
                   rng: np.random.Generator, blocks: np.ndarray | None = None,
-                  variance: np.ndarray | None = None) -> Partition:
+                  variance: np.ndarray | None = None,
+                  counts: np.ndarray | None = None) -> Partition:
         """The partition of n units that moves, splits and merges the clusters of `labels`.
 
         gram: (n, d, d) per-unit Gram matrices; moments: (n, d); labels: (n,) the
-        current clusters (any integers; all equal at the start); rng: the
-        bootstrap's generator; blocks: (n,) groups of units that move as one
-        when they share a cluster (e.g. each unit's party); variance: (n,) per-entry
-        noise variance of the moments (default 0: exact statistics).
+        current clusters (any integers; all equal, or all distinct, at the start);
+        rng: the bootstrap's generator; blocks: (n,) groups of units that move as
+        one when they share a cluster (e.g. each unit's party); variance: (n,)
+        per-entry noise variance of the moments (default 0: exact statistics);
+        counts: (n,) the records each unit's statistics hold (needed with a
+        resolution: the merges' power is over the items seen).
         """
         gram, moments, labels, blocks, variance = self._checked(gram, moments, labels, blocks,
                                                                 variance)
+        counts = self._counts(counts, labels.size)
         stats = (gram, moments, variance)
         labels, block_moves = self._move_blocks(stats, labels, blocks)
         labels, unit_moves = self._move(stats, labels)
         labels, splits = self._split(stats, labels, blocks, rng)
-        labels, merges = self._merge(stats, labels)
+        labels, merges = self._merge(stats, labels, counts)
         labels, again = self._move_blocks(stats, labels, blocks)
         labels, more = self._move(stats, labels)
         return Partition(by_first_appearance(labels), unit_moves + more, block_moves + again,
@@ -208,6 +280,19 @@ class SplitMergeClustering:
         if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(moments))):
             raise config_error("gram and moments", "non-finite values", "finite statistics")
         return gram, moments, by_first_appearance(labels), blocks, variance
+
+    def _counts(self, counts, n: int) -> np.ndarray | None:
+        if counts is None:
+            if self.resolution is not None:
+                raise config_error("counts", None, "(n,) record counts: a resolution is set")
+            return None
+        arr = np.asarray(counts)
+        if arr.shape != (n,):
+            raise ShapeError(f"counts must have shape ({n},); got {arr.shape}")
+        if not (np.issubdtype(arr.dtype, np.number) and np.all(np.isfinite(arr))
+                and np.all(arr >= 0)):
+            raise config_error("counts", arr, "finite record counts >= 0")
+        return arr.astype(float)
 
     def _move(self, stats, labels, evidence: float | np.ndarray | None = None
               ) -> tuple[np.ndarray, int]:
@@ -353,14 +438,21 @@ class SplitMergeClustering:
         scale, dof = var / (2.0 * mean), 2.0 * mean * mean / var  # c chi2_nu: mean, variance
         return scale * float(chi2.ppf(self.split_level, dof))
 
-    def _merge(self, stats, labels) -> tuple[np.ndarray, int]:
-        """Step 3: merge the closest pair of clusters (smallest T^2) while T^2 <= threshold."""
+    def _merge(self, stats, labels, counts=None) -> tuple[np.ndarray, int]:
+        """Step 3: merge the closest pair of clusters (smallest T^2) while T^2 <= threshold
+        (and, with a resolution, the test had the power; `merge_statistic`)."""
         gram, moments, variance = (p.copy() for p in _pool(labels, stats))
+        n = None if counts is None else np.bincount(labels, weights=counts)
+
+        def statistic(i: int, others) -> np.ndarray:
+            pair = None if n is None else (n[i], n[others])
+            return self.merge_statistic((gram[i], moments[i], variance[i]),
+                                        (gram[others], moments[others], variance[others]), pair)
+
         c = gram.shape[0]
         table = np.full((c, c), np.inf)
         for i in range(c - 1):  # row by row: memory O(c d^2), not O(c^2 d^2)
-            table[i, i + 1:] = self.hotelling((gram[i], moments[i], variance[i]),
-                                              (gram[i + 1:], moments[i + 1:], variance[i + 1:]))
+            table[i, i + 1:] = statistic(i, slice(i + 1, None))
         table = np.minimum(table, table.T)
         alive = np.ones(c, dtype=bool)
         merges, threshold = 0, self.merge_threshold
@@ -369,18 +461,86 @@ class SplitMergeClustering:
             if not table[i, j] <= threshold:
                 break
             i, j = min(i, j), max(i, j)
-            for arr in (gram, moments, variance):
+            for arr in (gram, moments, variance) if n is None else (gram, moments, variance, n):
                 arr[i] += arr[j]
             labels = np.where(labels == j, i, labels)
             alive[j] = False
             table[j, :] = table[:, j] = np.inf
             others = np.flatnonzero(alive)
             others = others[others != i]
-            table[i, others] = table[others, i] = self.hotelling(
-                (gram[i], moments[i], variance[i]),
-                (gram[others], moments[others], variance[others]))
+            table[i, others] = table[others, i] = statistic(i, others)
             merges += 1
         return by_first_appearance(labels), merges
+
+
+STARTS = ("together", "alone")
+
+
+def phase_end(t: int, growth: float) -> int:
+    """The first round of the phase after the one starting at round t (0-based):
+    max(t + 1, ceil(g (t + 2)) - 2), so g = 2 is seed 000's 2^s - 2 and g = 1.15 detects
+    again after every 15% more data."""
+    return max(t + 1, math.ceil(growth * (t + 2)) - 2)
+
+
+class SetClusters:
+    """The clusters of n units as sets, found again by split/merge whenever a caller
+    detects: the clustering interface the set federations share ("fclub-dc-sets",
+    "fedc3ucb-sets", "cdp-fedc3ucb-sets").
+
+    clustering: the `SplitMergeClustering`; n_units: n; start: "together" (one
+    cluster, cut on proof of difference) or "alone" (singletons, joined on proof of
+    sameness: the clustering needs a resolution); growth: g > 1 of the phases
+    (`phase_end`); publication: for a private caller, the `mechanisms.Publication`
+    each partition found is published on (computed from releases, it is public, and
+    an end-to-end audit checks that it is).  `labels` (n,) are the current clusters
+    (by first appearance), `last` what the last detection did.
+    """
+
+    def __init__(self, clustering: SplitMergeClustering, n_units: int, *,
+                 start: str = "together", growth: float = 1.15,
+                 publication: Publication | None = None) -> None:
+        if not isinstance(clustering, SplitMergeClustering):
+            raise config_error("clustering", clustering, "a SplitMergeClustering")
+        if start not in STARTS:
+            raise config_error("start", start, f"one of {STARTS}")
+        if start == "alone" and clustering.resolution is None:
+            raise config_error("start", start, "'together' unless the clustering has a "
+                               "resolution (without one, singletons merge at once)")
+        g = check_positive("growth", growth)
+        if not (g > 1.0 and math.isfinite(g)):
+            raise config_error("growth", growth, "a finite number > 1")
+        n = check_count("n_units", n_units, minimum=1)
+        self.clustering, self.start, self.growth = clustering, start, float(g)
+        self.publication = publication
+        self.labels = np.zeros(n, dtype=np.int64) if start == "together" else np.arange(n)
+        self.last: Partition | None = None
+
+    def phase_end(self, t: int) -> int:
+        """The first round of the phase after the one starting at round t."""
+        return phase_end(t, self.growth)
+
+    def detect(self, gram: np.ndarray, moments: np.ndarray, rng: np.random.Generator, *,
+               blocks: np.ndarray | None = None, variance: np.ndarray | None = None,
+               counts: np.ndarray | None = None) -> bool:
+        """Move, split and merge the current clusters on the units' statistics (see
+        `SplitMergeClustering.partition`); returns whether the partition changed."""
+        found = self.clustering.partition(gram, moments, self.labels, rng=rng, blocks=blocks,
+                                          variance=variance, counts=counts)
+        labels = found.labels
+        if self.publication is not None:  # in a forced replay: the recorded run's partition
+            labels = np.asarray(self.publication.partition(labels)).astype(np.int64)
+        changed = not np.array_equal(labels, self.labels)
+        self.labels, self.last = labels, found
+        return changed
+
+    def members(self, unit: int) -> np.ndarray:
+        """The units of `unit`'s cluster."""
+        return np.flatnonzero(self.labels == self.labels[unit])
+
+    def named(self) -> np.ndarray:
+        """Each unit's cluster named by its smallest unit (`cluster_labels`' convention)."""
+        return by_smallest_member(self.labels)
 
 
 def _pool(labels: np.ndarray, stats: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..clustering import SplitMergeClustering
+from ..clustering import SplitMergeClustering, true_clusters
 from ..errors import config_error
 from ..policies.base import Policy
 from ..policies.club import CLUB
@@ -127,13 +127,8 @@ class ClusterOracle(Policy):
     name = "oracle-clusters"
 
     def __init__(self, dim: int, clusters: np.ndarray, **radius: Any) -> None:
-        labels = np.asarray(clusters)
-        if labels.ndim != 1 or labels.size == 0:
-            raise config_error("clusters", labels.shape, "a non-empty 1-D array of the true "
-                               "cluster of each user")
-        self._truth = labels.copy()
-        _, self.cluster_of = np.unique(labels, return_inverse=True)
-        self.n_users = int(labels.size)
+        self._truth, self.cluster_of = true_clusters(clusters, "user")
+        self.n_users = int(self._truth.size)
         self.model = LinUCB(dim, int(self.cluster_of.max()) + 1, **radius)
 
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:

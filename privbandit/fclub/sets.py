@@ -12,7 +12,8 @@ population scale").  Here, at each phase start:
 1. every server uploads the statistics (G_u, b_u) of its users that played
    in the phase (one message per such user);
 2. the global server moves, splits and merges the clusters of the last
-   phase with `privbandit.clustering.SplitMergeClustering`, the blocks being
+   phase with `privbandit.clustering.SetClusters` (the set federations' shared
+   clustering interface, started "together"), the blocks being
    each server's users of one cluster (a server's users move together on
    their pooled data, a user alone only on strong evidence);
 3. the local clusters are the servers' shares of the global clusters, at most
@@ -35,14 +36,13 @@ and `privbandit.clustering` (detection).
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from privbandit.accounting.validation import check_positive
 
-from ..clustering import Partition, SplitMergeClustering, partition_of
+from ..clustering import Partition, SetClusters, SplitMergeClustering, partition_of
 from ..comm import UPLOAD
 from ..errors import config_error
 from ..kernels import UserGraph
@@ -85,15 +85,18 @@ class SetFederatedClub(FederatedClub):
             raise config_error("phase_growth", phase_growth, "a number > 1")
         self.detection, self.phase_growth = detection, float(growth)
         super().__init__(config, name=name)
-        self._cluster_of = np.zeros(config.n_users, dtype=np.int64)  # users' global cluster
-        self.last_partition: Partition | None = None
+        self.sets = SetClusters(detection, config.n_users, start="together", growth=growth)
+
+    @property
+    def last_partition(self) -> Partition | None:
+        return self.sets.last
 
     def _user_graphs(self) -> list[UserGraph]:
         return []  # clusters are sets: no user graph (no memory quadratic in users)
 
     def phase_end(self, t: int) -> int:
         """The first round of the phase after the one starting at round t."""
-        return max(t + 1, math.ceil(self.phase_growth * (t + 2)) - 2)
+        return self.sets.phase_end(t)
 
     def start_phase(self, t: int, rng: np.random.Generator) -> None:
         """Start the phase due at round t: fold the phase's rows, detect, renew if changed."""
@@ -102,11 +105,9 @@ class SetFederatedClub(FederatedClub):
         self._next_phase = self.phase_end(t)
         active = self._fold_rows(self._next_phase - t)
         d = self.config.dim
-        found = self.detection.partition(self._gram[:, :d, :d], self._gram[:, :d, d],
-                                         self._cluster_of, rng=rng, blocks=self.server)
-        self.last_partition, self._cluster_of = found, found.labels
+        self.sets.detect(self._gram[:, :d, :d], self._gram[:, :d, d], rng, blocks=self.server)
         self._comm.record(UPLOAD, active, active * self._upload_bytes(), round=t)
-        servers, members, labels = self._shares(found.labels)
+        servers, members, labels = self._shares(self.sets.labels)
         partition = partition_of(members, labels)
         if partition != self._partition:
             sums = np.stack([self._gram[m].sum(axis=0) for m in members])

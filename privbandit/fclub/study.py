@@ -67,6 +67,7 @@ from ..registry import (
     radius_params,
     register_algorithm,
     release_params,
+    split_merge_params,
 )
 from ..runtime import Setup
 from ..schema import Param
@@ -93,20 +94,7 @@ FEDERATED = (
     *radius_params(beta=None),
 )
 # "fclub-dc-sets": FCLUB-DC's triggers and radius, the split/merge tests, the phase schedule
-SETS = (
-    *FEDERATED[2:],
-    Param("merge_level", float, 0.99, "level of the merge test (pooled Hotelling T^2)",
-          range="(0, 1)"),
-    Param("split_level", float, 0.99, "level of the split test (bootstrapped best cut)",
-          range="(0, 1)"),
-    Param("unit_evidence", float, 6.907755278982137, "log-likelihood ratio a user needs to "
-          "change cluster alone (ln 1000)", range="[0, inf)"),
-    Param("block_evidence", float, 1.0, "log-likelihood ratio a server's users of one "
-          "cluster need to change cluster together", range="[0, inf)"),
-    Param("simulations", int, 24, "bootstrap data sets of the split test", range="[0, inf)"),
-    Param("phase_growth", float, 1.15, "phase t+1 starts when the rounds grow by this factor "
-          "(2: the paper's 2^s - 2)", range="(1, inf)"),
-)
+SETS = (*FEDERATED[2:], *split_merge_params(blocks=True))
 FAILURE = Param("failure", float, 0.1, "failure probability of the noise bounds",
                 range="(0, 1)")
 # "cdp-fclub-dc-paper": seed 000's CDP-FCLUB-DC, acting on its raw buffers between uploads

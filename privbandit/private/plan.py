@@ -112,19 +112,21 @@ class ReleasePlan:
             records_per_step=self.releases.longest_batch(), **budget, **options)
 
     def reward_stream(self, dim: int, *, feature_bound: float,
-                      reward_range: tuple[float, float] = (0.0, 1.0),
-                      sigma: float | None = None) -> RewardOnlyRelease:
+                      reward_range: tuple[float, float] = (0.0, 1.0), records_per_round: int = 1,
+                      changed_records: int = 1, sigma: float | None = None) -> RewardOnlyRelease:
         """A reward-only continual release (`mechanisms.RewardOnlyRelease`) of the plan's
         mechanism over its releases, calibrated to the budget (or at `sigma`): for records
         whose features are public under the interactive relation (the Gram matrix travels
-        exactly)."""
+        exactly).  records_per_round: the records one round adds; changed_records: those
+        whose rewards one neighbouring change alters."""
         self._check_stream_mechanism()
         budget = {"epsilon": self.epsilon, "delta": self.delta} if sigma is None else {
             "sigma": sigma}
         return RewardOnlyRelease(
             dim, self.releases.releases, mechanism=self.mechanism, feature_bound=feature_bound,
-            reward_range=reward_range, records_per_step=self.releases.longest_batch(),
-            sampler=self.sampler, **budget)
+            reward_range=reward_range,
+            records_per_step=records_per_round * self.releases.longest_batch(),
+            changed_records=changed_records, sampler=self.sampler, **budget)
 
     def record_stream(self, relation: Relation, dim: int, *, feature_bound: float,
                       reward_range: tuple[float, float] = (0.0, 1.0)

@@ -44,6 +44,7 @@ import numpy as np
 
 from privbandit.accounting.ledger import Ledger
 from privbandit.accounting.statement import PrivacyStatement, Relation
+from privbandit.accounting.validation import check_count
 from privbandit.mechanisms.publication import Publication, PublicFeatures
 
 from ..errors import config_error
@@ -218,7 +219,9 @@ class RewardStreams(UnitStreams):
     -----------------
     Neighbouring relation: interactive -- one user-round's reward differs, the
     features of every released record being public (`PublicFeatures`, refused
-    otherwise).  Sensitivity: (hi - lo) B per record (`RewardOnlyRelease`), each
+    otherwise).  Sensitivity: (hi - lo) B per record (`RewardOnlyRelease`), times
+    `changed_records` when one user-round's change alters that many records' rewards
+    (a round may add `records_per_round` records, all of one unit), each
     record in exactly one step of its unit's stream; units hold disjoint records
     (parallel composition), so each party's ledger is charged once with the
     stream's event, before the first release.  Release times are the schedule's
@@ -229,12 +232,16 @@ class RewardStreams(UnitStreams):
 
     def __init__(self, parties: Sequence[np.ndarray], dim: int, plan: ReleasePlan, *,
                  feature_bound: float, reward_range: tuple[float, float] = (0.0, 1.0),
-                 failure: float = 0.05, sigma: float | None = None,
+                 failure: float = 0.05, records_per_round: int = 1,
+                 changed_records: int = 1, sigma: float | None = None,
                  ledgers: Sequence[Ledger] | None = None) -> None:
         super().__init__(parties, dim, plan, lambda: plan.reward_stream(
-            dim, feature_bound=feature_bound, reward_range=reward_range, sigma=sigma), ledgers)
+            dim, feature_bound=feature_bound, reward_range=reward_range,
+            records_per_round=records_per_round, changed_records=changed_records,
+            sigma=sigma), ledgers)
         n = self.n_units
         self.feature_bound = feature_bound
+        self._per_round = check_count("records_per_round", records_per_round)
         self._x = np.empty((64, dim))  # records since the last release, in arrival order
         self._y = np.empty(64)
         self._unit = np.empty(64, dtype=np.intp)
@@ -284,23 +291,28 @@ class RewardStreams(UnitStreams):
         """Each unit's per-entry noise variance (all equal: every unit steps together)."""
         return np.full(self.n_units, self.variance)
 
-    def observe(self, unit: int, features: PublicFeatures, reward: float, **facts) -> None:
-        """Keep one public record (a (1, d) `PublicFeatures`) and its reward for `unit`;
-        `facts`: public facts about the record, declared with it as `PartyStreams.observe`
-        does."""
-        if not isinstance(features, PublicFeatures) or len(features) != 1:
+    def observe(self, unit: int, features: PublicFeatures, reward: float | np.ndarray,
+                **facts) -> None:
+        """Keep one round's public records (an (R, d) `PublicFeatures`, R <= records_per_round;
+        one record by default) and their rewards (a number, or (R,)) for `unit`; `facts`:
+        public facts about the round, declared with it as `PartyStreams.observe` does."""
+        if not isinstance(features, PublicFeatures):
             raise config_error("features", type(features).__name__,
-                               "PublicFeatures of one record (its action came from released "
-                               "data)")
+                               "PublicFeatures (the records' actions came from released data)")
+        r = len(features)
+        rewards = np.asarray(reward, dtype=float).reshape(-1)
+        if rewards.size != r or not 1 <= r <= self._per_round:
+            raise config_error("features and rewards", (r, rewards.size),
+                               f"as many rewards as records, 1 to {self._per_round}")
         self._declare(unit, self.streams[unit].mechanism, facts)
         i = self._pending
-        if i == self._y.size:
+        while i + r > self._y.size:
             self._x = np.concatenate((self._x, np.empty_like(self._x)))
             self._y = np.concatenate((self._y, np.empty_like(self._y)))
             self._unit = np.concatenate((self._unit, np.empty_like(self._unit)))
-        self._x[i], self._y[i], self._unit[i] = features.features[0], reward, unit
-        self._pending_counts[unit] += 1
-        self._pending = i + 1
+        self._x[i:i + r], self._y[i:i + r], self._unit[i:i + r] = features.features, rewards, unit
+        self._pending_counts[unit] += r
+        self._pending = i + r
 
     def release(self, rng: np.random.Generator) -> None:
         """Every unit's stream steps once (its records since the last release, maybe none)."""

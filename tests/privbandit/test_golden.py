@@ -67,11 +67,14 @@ STUDIES: dict[str, dict[str, Any]] = {
         "environment": {"users": 8, "clusters": 2, "dim": 5, "items": 12, "list_len": 3},
         "algorithm": [
             *({"name": n, "params": {"cluster_points": 5}}
-              for n in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb", "fedind")),
+              for n in ("fedc3ucb-h", "forcecomm", "noauxiliary", "fedlinucb", "fedind",
+                        "fedc3ucb-sets", "oracle-cascade")),
             {"name": "cdp-fedc3ucb-h", "params": {"cluster_points": 5},
              "grid": {"epsilon": [1.0, 8.0], "delta": [0.1], "calibration": ["tight", "paper"]}},
             {"name": "cdp-fedc3ucb-h+", "params": {"cluster_points": 5, "batch": 50},
              "grid": {"epsilon": [1.0, 1e4]}},
+            {"name": "cdp-fedc3ucb-sets", "params": {"cluster_points": 5},
+             "grid": {"epsilon": [1.0, 1e4], "record": ["displayed", "first"]}},
         ],
     },
     "fedmab": {

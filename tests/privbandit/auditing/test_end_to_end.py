@@ -34,7 +34,8 @@ PAPER = "cdp-fclub-dc-paper"  # states a realised-sequence guarantee: measured, 
 WORLDS = [(name, w) for name in PRIVATE
           for w in range(len(profile_of(get_algorithm(name)).worlds))]
 # entries that merge users across parties, and those that act on raw data on local rounds
-MERGING = ("cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+")
+MERGING = ("cdp-fclub-dc", "cdp-fclub-dc+", "cdp-fedc3ucb-h", "cdp-fedc3ucb-h+",
+           "cdp-fedc3ucb-sets")
 GUARDED = ("cdp-fclub-dc+", "cdp-fedc3ucb-h+")
 
 

@@ -12,6 +12,7 @@ from privbandit.clustering import SplitMergeClustering
 from privbandit.clustering.phases import merge_global, ridge_estimates
 from privbandit.errors import ConfigError, ShapeError
 from privbandit.kernels import cluster_error_rate, cluster_mixing_rate
+from privbandit.mechanisms.publication import Publication
 
 D = 4
 
@@ -167,3 +168,103 @@ def test_bad_statistics_are_named():
     with pytest.raises(ConfigError, match="variance must be finite variances >= 0"):
         sm.partition(gram, moments, np.zeros(3, dtype=int), rng=rng, variance=[0, -1, 0])
     assert math.isclose(sm.merge_threshold, 13.2767, rel_tol=1e-4)  # chi-square_4 at 0.99
+
+
+# -- proof of sameness: merges that need power (resolution), sets started alone ---------
+def test_singletons_stay_alone_until_their_data_could_tell_them_apart():
+    """Started alone, units with little data are consistent with anything; with a resolution
+    they do not merge until the test had the power, then the true clusters form."""
+    rng = np.random.default_rng(5)
+    truth = np.repeat([0, 1, 2], 4)
+    sm = SplitMergeClustering(D, resolution=0.3)
+    few = np.full(12, 15)
+    gram, moments = world(rng, THETAS, truth, few)
+    lax = SplitMergeClustering(D).partition(gram, moments, np.arange(12), rng=rng)
+    assert cluster_mixing_rate(truth, lax.labels) > 0  # consistency alone pools them
+    alone = sm.partition(gram, moments, np.arange(12), rng=rng, counts=few)
+    assert np.array_equal(alone.labels, np.arange(12)) and alone.merges == 0
+    many = np.full(12, 600)
+    gram, moments = world(rng, THETAS, truth, many)
+    found = sm.partition(gram, moments, np.arange(12), rng=rng, counts=many)
+    assert cluster_error_rate(truth, found.labels) == 0.0 and found.merges == 9
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**16), st.integers(1, 400), st.floats(0.05, 1.0))
+def test_a_merge_happens_only_where_the_test_had_the_power(seed, count, resolution):
+    """merge_statistic is T^2 exactly where the power reaches required_power, inf elsewhere;
+    the power grows with the records and the resolution, and is 0 without records."""
+    rng = np.random.default_rng(seed)
+    gram, moments = world(rng, THETAS, np.array([0, 0]), np.array([count, count]))
+    sm = SplitMergeClustering(D, resolution=resolution)
+    a, b = (gram[0], moments[0], 0.0), (gram[1], moments[1], 0.0)
+    t2, spread = sm._hotelling(a, b)
+    power = sm.power(gram[0], gram[1], count, count, spread)
+    got = sm.merge_statistic(a, b, (count, count))
+    assert got == (t2 if power >= sm.required_power else np.inf)
+    wider = SplitMergeClustering(D, resolution=2 * resolution)
+    assert wider.power(gram[0], gram[1], count, count, spread) == pytest.approx(4 * power)
+    more = world(rng, THETAS, np.array([0, 0]), np.array([4 * count, 4 * count]))[0]
+    assert sm.power(more[0], more[1], 4 * count, 4 * count,
+                    sm._hotelling((more[0], moments[0], 0.0), (more[1], moments[1], 0.0))[1]
+                    ) > power
+    assert sm.power(gram[0], gram[1], 0, count, spread) == 0.0
+    assert SplitMergeClustering(D).merge_statistic(a, b) == t2  # no resolution: consistency
+
+
+def test_required_power_is_the_noncentral_chi_square_at_the_miss():
+    from scipy.stats import ncx2
+
+    sm = SplitMergeClustering(D, resolution=0.2, miss=0.01)
+    assert ncx2.cdf(sm.merge_threshold, D, sm.required_power) == pytest.approx(0.01, rel=1e-6)
+
+
+def test_set_clusters_start_detect_and_name_their_clusters():
+    from privbandit.clustering import SetClusters, phase_end
+    from privbandit.mechanisms.tape import Tape, recording
+
+    rng = np.random.default_rng(6)
+    truth = np.repeat([0, 1], 3)
+    counts = np.full(6, 500)
+    gram, moments = world(rng, THETAS, truth, counts)
+    together = SetClusters(SplitMergeClustering(D), 6)
+    assert np.array_equal(together.labels, np.zeros(6))
+    sets = SetClusters(SplitMergeClustering(D, resolution=0.3), 6, start="alone",
+                       publication=Publication("server"))
+    assert np.array_equal(sets.labels, np.arange(6)) and sets.last is None
+    tape = Tape()
+    with recording(tape):
+        assert sets.detect(gram, moments, rng, counts=counts)  # changed
+    (entry,) = tape.entries  # the partition, published on the tape
+    assert entry.mechanism.channel == "server: clusters"
+    assert np.array_equal(entry.value, sets.labels)
+    assert cluster_error_rate(truth, sets.labels) == 0.0 and sets.last.merges == 4
+    assert np.array_equal(sets.named(), [0, 0, 0, 3, 3, 3])
+    assert np.array_equal(sets.members(4), [3, 4, 5])
+    assert not sets.detect(gram, moments, rng, counts=counts)  # a right partition stays
+    assert sets.phase_end(100) == phase_end(100, 1.15) == 116  # ceil(1.15 * 102) - 2
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"start": "alone"}, "start must be 'together' unless the clustering has a resolution"),
+    ({"start": "apart"}, "start must be one of"),
+    ({"growth": 1.0}, "growth must be a finite number > 1"),
+])
+def test_set_clusters_refuse_bad_settings_by_name(kwargs, match):
+    from privbandit.clustering import SetClusters
+
+    with pytest.raises(ConfigError, match=match):
+        SetClusters(SplitMergeClustering(D), 4, **kwargs)
+
+
+def test_a_resolution_needs_the_record_counts():
+    sm, rng = SplitMergeClustering(D, resolution=0.2), np.random.default_rng(0)
+    gram, moments = np.tile(np.eye(D), (3, 1, 1)), np.zeros((3, D))
+    with pytest.raises(ConfigError, match="counts must be"):
+        sm.partition(gram, moments, np.arange(3), rng=rng)
+    with pytest.raises(ShapeError, match=r"counts must have shape \(3,\)"):
+        sm.partition(gram, moments, np.arange(3), rng=rng, counts=[1, 2])
+    with pytest.raises(ConfigError, match="counts must be finite record counts"):
+        sm.partition(gram, moments, np.arange(3), rng=rng, counts=[1, -2, 3])
+    with pytest.raises(InvalidParameterError, match="resolution must be"):
+        SplitMergeClustering(D, resolution=0.0)
