@@ -28,6 +28,11 @@ copy of its logic:
   correct or as two broken variants of Lyu, Su & Li (2017).
 - `NoisyMax(epsilon, noise_factor)`: report noisy max; factor < 1 is too
   little noise.
+- `UnmaskedShare(party)`: secure-sum masks (`mechanisms.pairwise_masks`) that
+  leave one party out of every pairwise mask, so that its share, less the
+  self mask the aggregator rebuilds, is its noised value: the aggregator sees
+  one party's value under that party's own small share of the noise.  (No
+  dropouts: the pairwise masks the survivors would reveal are not rebuilt.)
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ import numpy as np
 
 from privbandit.accounting.errors import invalid
 from privbandit.accounting.validation import check_count, check_positive
+from privbandit.mechanisms.pairwise_masks import MaskRound, Revealed, SimulatedMasks
 from privbandit.mechanisms.samplers import Sampler
 
 from .streams import Factory, _stream
@@ -271,3 +277,42 @@ class NoisyMax:
         noisy = resolve_sampler(self.sampler).add_laplace(
             counts, self.noise_factor / self.epsilon, rng)
         return np.array([f"arm {i}" for i in range(counts.shape[1])])[np.argmax(noisy, axis=1)]
+
+
+class UnmaskedShare:
+    """Simulated secure-sum masks with party `party` left out of every pairwise mask (module
+    docstring): its pairwise total moves to another party, so the sum still unmasks."""
+
+    simulated = True
+    description = "simulated masks with one party's share left unmasked (a broken scheme)"
+
+    def __init__(self, party: int = 0) -> None:
+        self.party = check_count("party", party, 0)
+
+    def round(self, release: int, parties: int, entries: int, threshold: int,
+              rng: np.random.Generator) -> MaskRound:
+        if not self.party < parties >= 2:
+            raise invalid("parties", parties, f"at least 2, more than party = {self.party}")
+        inner = SimulatedMasks().round(release, parties, entries, threshold, rng)
+        return _UnmaskedRound(inner, self.party)
+
+
+class _UnmaskedRound(MaskRound):
+    def __init__(self, inner: MaskRound, party: int) -> None:
+        masks = inner.party_masks.copy()
+        own = inner.revealed(np.ones(masks.shape[0], dtype=bool)).self_masks
+        other = (party + 1) % masks.shape[0]
+        masks[other] += masks[party] - own[party]  # uint64: exact modulo 2**64
+        masks[party] = own[party]
+        hidden = np.ones(masks.shape[0], dtype=bool)
+        hidden[party] = False
+        super().__init__(masks, inner.threshold, hidden)
+        self._own = own
+
+    def unmask(self, survivors: np.ndarray) -> np.ndarray:
+        alive = self.check_survivors(survivors)
+        return self.party_masks[alive].sum(axis=0, dtype=np.uint64)
+
+    def revealed(self, survivors: np.ndarray) -> Revealed:
+        alive = self.check_survivors(survivors)
+        return Revealed({}, {int(k): self._own[int(k)] for k in np.flatnonzero(alive)})

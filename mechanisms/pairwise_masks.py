@@ -67,11 +67,20 @@ class Revealed:
 
 
 class MaskRound(ABC):
-    """The masks of one release: `party_masks` (parties, entries) uint64, and the unmasking."""
+    """The masks of one release: `party_masks` (parties, entries) uint64, the unmasking, and
+    their law as the aggregator meets it: `hidden` (parties,) bool, whether the pairwise
+    masks hide the party's share (True: uniform modulo m given everything the aggregator
+    learns, but for the survivors' sum; False: its share less its revealed self mask is
+    the party's noised value itself).  Every pair of parties shares a mask in both schemes
+    here, so every share is hidden; a scheme that leaves a party out says so, and an
+    end-to-end audit charges that party's own noise for what its share shows."""
 
-    def __init__(self, party_masks: np.ndarray, threshold: int) -> None:
+    def __init__(self, party_masks: np.ndarray, threshold: int,
+                 hidden: np.ndarray | None = None) -> None:
         self.party_masks = party_masks
         self.threshold = threshold
+        n = party_masks.shape[0]
+        self.hidden = np.ones(n, dtype=bool) if hidden is None else np.asarray(hidden, bool)
 
     def check_survivors(self, survivors: np.ndarray) -> np.ndarray:
         """A boolean (parties,) mask with at least `threshold` survivors, or refuse."""

@@ -60,8 +60,9 @@ from .secure_sum import (
     GroupConfig,
     GroupView,
     SecureAggregation,
-    secure_sum_loss,
+    secure_view_loss,
     survivors_of,
+    taped_values,
 )
 from .streaming import PrefixStream
 from .tape import constructed, tap
@@ -211,13 +212,14 @@ class SecureStream(GroupView, PrefixStream):
         out = self._advance(self._config.grid.decode(result.total))
         self._steps += 1
         self._clipped += clipped
-        pre_noise = encoded[survivors].sum(axis=0).astype(np.float64)
-        value = tap(self, pre_noise, out.reshape(self._shape))
+        value = tap(self, taped_values(encoded, result), out.reshape(self._shape),
+                    result.view())
         return SecurePrefix(value, self.prefix_variance(), result.shares, result.survivors)
 
     def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
-        """(mu**2, 0) of two runs' encoded released sums (`secure_sum.secure_sum_loss`)."""
-        return secure_sum_loss(first, second, self._release_event), 0.0
+        """(mu**2, 0) of two runs' views of the released sums, every masked share included
+        (`secure_sum.secure_view_loss`)."""
+        return secure_view_loss(first, second, self._release_event), 0.0
 
     # -- noise ------------------------------------------------------------------------------
     def _unit_variance(self) -> float:

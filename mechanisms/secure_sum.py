@@ -47,11 +47,27 @@ _GRID_TOLERANCE = 1e-4  # the rounding adds at most this to the sensitivity (sca
 class SecureRound:
     """One run of the protocol: the decoded integer sum (entries,) int64, what the aggregator
     received (the survivors' masked shares, (survivors, entries) uint64, each reduced
-    modulo m) and who survived ((parties,) bool)."""
+    modulo m), who survived ((parties,) bool) and which shares the masks hide ((parties,)
+    bool, `pairwise_masks.MaskRound.hidden`)."""
 
     total: np.ndarray
     shares: np.ndarray
     survivors: np.ndarray
+    hidden: np.ndarray
+
+    def view(self) -> SecureView:
+        """What the aggregator receives besides the sum (kept on an audit's tape)."""
+        return SecureView(self.shares, self.survivors, self.hidden)
+
+
+@dataclass(frozen=True)
+class SecureView:
+    """The aggregator's view of one secure release besides its sum: the survivors' masked
+    shares ((survivors, entries) uint64), who survived and which shares the masks hide."""
+
+    shares: np.ndarray
+    survivors: np.ndarray
+    hidden: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -129,7 +145,8 @@ class SecureAggregation:
         sent = masked[survivors]
         total = (sent.sum(axis=0, dtype=np.uint64) - mask_round.unmask(survivors)) & self._mask
         self.releases += 1
-        return SecureRound(self._centred(total), sent, survivors.copy())
+        return SecureRound(self._centred(total), sent, survivors.copy(),
+                           mask_round.hidden.copy())
 
     @property
     def _mask(self) -> np.uint64:
@@ -316,13 +333,14 @@ class SecureSum(GroupView):
         encoded = self._config.grid._encode(x, rng)
         result = self._protocol.run(encoded, rng, survivors)
         value = self._config.grid.decode(result.total).reshape(self._shape)
-        pre_noise = encoded[survivors].sum(axis=0).astype(np.float64)
         variance = self._protocol.noise_variance(int(survivors.sum())) * self.scale**2
-        return SecureSumRelease(tap(self, pre_noise, value), result.shares, survivors, variance)
+        value = tap(self, taped_values(encoded, result), value, result.view())
+        return SecureSumRelease(value, result.shares, survivors, variance)
 
     def pair_loss(self, first: list[np.ndarray], second: list[np.ndarray]) -> tuple[float, float]:
-        """(mu**2, 0) of two runs' encoded sums (`tape.pair_loss`; module `secure_sum_loss`)."""
-        return secure_sum_loss(first, second, self._event), 0.0
+        """(mu**2, 0) of two runs' views of the releases (`tape.pair_loss`; module
+        `secure_view_loss`)."""
+        return secure_view_loss(first, second, self._event), 0.0
 
     # -- read-only view -----------------------------------------------------------------
     @property
@@ -432,16 +450,41 @@ def grid_for(scale: object, l2_sensitivity: float, entries: int) -> IntegerGrid:
     return IntegerGrid(exponent - 1)
 
 
-def secure_sum_loss(first: list[np.ndarray], second: list[np.ndarray],
-                    event: SecureSumEvent) -> float:
-    """mu**2 of releases of one secure sum whose encoded pre-noise sums are `first` and
-    `second`: sum over differing releases of ||diff||**2 / (shares sigma**2) + 2 tau d (twice
-    Kairouz, Liu & Steinke's rho: the Gaussian-DP reading of the zCDP bound, exact as sigma
-    grows and the summed noise tends to a Gaussian on the grid)."""
+def taped_values(encoded: np.ndarray, result: SecureRound) -> np.ndarray:
+    """What a secure release puts on an audit's tape as its pre-noise value: (parties,
+    entries + 1), each party's encoded value (0 for a dropped party: it is in no sum) and,
+    last, 1 when the masks hide its share, else 0 (`secure_view_loss` reads both)."""
+    out = np.zeros((encoded.shape[0], encoded.shape[1] + 1))
+    alive = result.survivors
+    out[alive, :-1] = encoded[alive]
+    out[:, -1] = result.hidden | ~alive
+    return out
+
+
+def secure_view_loss(first: list[np.ndarray], second: list[np.ndarray],
+                     event: SecureSumEvent) -> float:
+    """mu**2 of a secure sum's releases from two tapes (`taped_values`): the log density ratio
+    of all the randomness that reproduces the aggregator's whole view -- the sum and every
+    masked share -- when one run's values replace the other's.
+
+    The masks are uniform modulo m and shared pairwise, so the parties whose shares they
+    hide may trade their values' differences among their noise shares and masks at no
+    cost: only their summed difference costs, against the noise of the event's shares
+    (n_min - t, less the parties shown).  A party whose share the masks do not hide shows
+    its noised value, so its own difference costs against its own share alone.  Per
+    differing release: ||pooled||**2 / (shares sigma**2) + sum ||shown||**2 / sigma**2 + 2
+    tau d (twice Kairouz, Liu & Steinke's rho: the Gaussian-DP reading of the zCDP bound,
+    exact as sigma grows and the summed noise tends to a Gaussian on the grid)."""
     tau = secure_sum_tau(event.sigma, event.shares)
     total = 0.0
     for a, b in zip(first, second, strict=True):
-        gap = float(np.sum((np.asarray(a, float) - np.asarray(b, float)) ** 2))
-        if gap:
-            total += gap / (event.shares * event.sigma**2) + 2 * tau * event.dimension
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        gap = a[:, :-1] - b[:, :-1]
+        if not gap.any():
+            continue
+        hidden = (a[:, -1] > 0) & (b[:, -1] > 0)
+        pooled, shown = gap[hidden].sum(axis=0), gap[~hidden]
+        shares = max(event.shares - int((~hidden).sum()), 1)
+        total += (float(pooled @ pooled) / (shares * event.sigma**2)
+                  + float(np.sum(shown**2)) / event.sigma**2 + 2 * tau * event.dimension)
     return total

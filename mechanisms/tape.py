@@ -64,13 +64,16 @@ class ReplayDivergedError(RuntimeError):
 
 @dataclass
 class Entry:
-    """One release: the mechanism, its pre-noise value, what was released, and the round
-    being played when it left (None: the tape was not marked)."""
+    """One release: the mechanism, its pre-noise value, what was released, the round
+    being played when it left (None: the tape was not marked), and `view`: what else the
+    observer received with it (a secure sum's masked shares and survivors; None for a
+    central release)."""
 
     mechanism: Any
     value: np.ndarray
     output: np.ndarray
     round: int | None = None
+    view: Any = None
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,10 @@ class Tape:
         """Round t is being played: later releases and declarations are stamped with it."""
         self.now = int(t)
 
-    def release(self, mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
-        """Record one release; return what is released (the recorded output when forcing)."""
+    def release(self, mechanism: Any, value: np.ndarray, output: np.ndarray,
+                view: Any = None) -> np.ndarray:
+        """Record one release (and the observer's `view` of it); return what is released (the
+        recorded output when forcing)."""
         i = len(self.entries)
         if self.forced is not None:
             ref = self.forced.entries[i] if i < len(self.forced.entries) else None
@@ -126,7 +131,7 @@ class Tape:
                     "release times depend on the data")
             output = ref.output.copy()
         self.entries.append(Entry(mechanism, np.array(value, dtype=float), np.array(output),
-                                  self.now))
+                                  self.now, view))
         return output
 
     def released_feeds(self) -> list[Feed]:
@@ -143,10 +148,11 @@ def active() -> Tape | None:
     return _ACTIVE.get()
 
 
-def tap(mechanism: Any, value: np.ndarray, output: np.ndarray) -> np.ndarray:
-    """What a mechanism releases: `output`, or the forced output inside a replay."""
+def tap(mechanism: Any, value: np.ndarray, output: np.ndarray, view: Any = None) -> np.ndarray:
+    """What a mechanism releases: `output`, or the forced output inside a replay (`view`: what
+    else the observer receives, kept on the tape)."""
     tape = _ACTIVE.get()
-    return output if tape is None else tape.release(mechanism, value, output)
+    return output if tape is None else tape.release(mechanism, value, output, view)
 
 
 def constructed(mechanism: Any) -> None:

@@ -353,3 +353,28 @@ def test_copies_release_what_the_original_releases(masks):
     for obj in (IntegerGrid(-7), SimulatedMasks(), agreed(2)):
         assert type(pickle.loads(pickle.dumps(obj))) is type(obj)
         assert repr(copy.deepcopy(obj)) == repr(obj)
+
+
+def test_the_replay_reads_every_masked_share_and_catches_an_unmasked_one():
+    """The tape holds the aggregator's whole view (the sum, each survivor's masked share);
+    masked shares cost nothing beyond the sum, one party's unmasked share costs its own
+    noise share: n_min - t = 4 times the honest mu**2."""
+    from privbandit.audits.broken import UnmaskedShare
+
+    losses = {}
+    for name, masks in (("masked", None), ("unmasked", UnmaskedShare(0))):
+        mech = SecureSum(4, (2,), epsilon=1.0, delta=DELTA, masks=masks)
+        canary = np.zeros((4, 2))
+        canary[0] = [0.6, 0.8]
+        first, second = Tape(), Tape()
+        with recording(first):
+            mech.release(np.zeros((4, 2)), np.random.default_rng(2))
+        second.forced = first
+        with recording(second):
+            mech.release(canary, np.random.default_rng(2))
+        view = first.entries[0].view
+        assert view.shares.shape == (4, 2) and view.shares.dtype == np.uint64
+        assert view.hidden.tolist() == [name == "masked", True, True, True]
+        losses[name] = pair_loss(first, second).mu
+    assert losses["masked"] <= mech.event.mu
+    assert losses["unmasked"] > 1.9 * losses["masked"]
