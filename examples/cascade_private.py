@@ -14,9 +14,12 @@ cascade_synthetic.py).  For each number of clusters J (--clusters, default
   epsilon of --epsilons (records "displayed"), with records "first" at
   epsilon 4, and at epsilon 10^6 (a measuring device: noise negligible, so
   what remains is lag, estimator and detection); CDP-FedC3UCB-H and the
-  guarded CDP-FedC3UCB-H+ at epsilon 4; and a yardstick run beside the study on
-  the same seeds, `KnownClusters` (cdp-fedc3ucb-sets at epsilon 4 told the true
-  clusters: what the noise costs with perfect detection).
+  guarded CDP-FedC3UCB-H+ at epsilon 4; and two yardsticks run beside the study
+  on the same seeds: `KnownClusters` (cdp-fedc3ucb-sets at epsilon 4 told the
+  true clusters: what the noise costs with perfect detection) and
+  `OneNoisePerCluster` (the same with each cluster's sum carrying one stream's
+  noise, as a secure sum with distributed noise would: what paying the noise
+  once per cluster could recover).
 
 Prints, per (J, T), each entry's mean (sd) final regret, its ratio to FedInd
 with Fieller's 95% interval, the paired difference to FedInd with its t
@@ -27,9 +30,10 @@ true ones (the latest over seeds) and the share of later checkpoints at which th
 still are (the worst seed's); then `key: value` lines `<entry>_<figure>_J<J>_T<T>`, entry
 `sets` (fedc3ucb-sets), `h` (fedc3ucb-h) or `private_<record>_eps<e>`,
 figure `over_fedind`, `vs_fedind` (below / no / above), `fgr` (with `_low`,
-`_high`), `clusters_found_at`, `clusters_kept`, `known_clusters_eps4_T<T>` and
-`detection_cost_eps4_T<T>` (the entry minus the yardstick, paired, with `_low`,
-`_high`), and
+`_high`), `clusters_found_at`, `clusters_kept`, `known_clusters_eps4_T<T>`,
+`one_noise_eps4_T<T>` (each with `_over_fedind` and its interval),
+`detection_cost_eps4_T<T>` and `per_agent_noise_cost_eps4_T<T>` (the entry
+minus the yardstick, paired, with `_low`, `_high`), and
 `private_<record>_eps<e>_over_sets_J<J>_T<T>` (with its interval).
 
 With --resolutions, first a sweep of fedc3ucb-sets' merge resolution at the
@@ -47,10 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
+from privbandit.accounting.ledger import Ledger
 from privbandit.cascade import ReleasedSetCascade
+from privbandit.private import RewardStreams
 from privbandit.registry import get_algorithm
 from privbandit.runtime import Setup, play_setup, seed_streams
-from privbandit.studies.paired import compare, mean_interval
+from privbandit.studies.paired import compare, fieller_interval, mean_interval
 from privbandit.studies.runner import run_study
 from privbandit.studies.spec import study_from_dict
 from privbandit.studies.summary import summary_rows
@@ -75,31 +81,70 @@ class KnownClusters(ReleasedSetCascade):
         return self.truth
 
 
+class OneNoisePerCluster(KnownClusters):
+    """A yardstick, NOT an algorithm: `KnownClusters` whose cluster sums carry the noise of
+    ONE stream, as a secure sum with distributed noise would give them.  Modelled, as the
+    ladder of examples/private_frontier.py models it: every agent's stream is calibrated at
+    sigma / sqrt(m), m the smallest true cluster's size, so a cluster of m' >= m agents sums
+    to a noise of variance (m' / m) sigma**2 (one stream's when the clusters are equal).  An
+    agent's own stream alone is then NOT private at the budget (its ledgers are ample):
+    only the sums are, which is what the secure sum would release."""
+
+    def __init__(self, *args, truth: np.ndarray, **kwargs) -> None:
+        super().__init__(*args, truth=truth, **kwargs)
+        smallest = int(np.bincount(np.unique(self.truth, return_inverse=True)[1]).min())
+        old, per_user = self.streams, self.streams.streams[0]
+        ample = [Ledger(old.ledgers[0].unit, 1e12, 0.5, accountant="exact-gaussian")
+                 for _ in old.ledgers]
+        displayed = self.plan.record == "displayed"
+        self.streams = RewardStreams(
+            [np.array([u]) for u in range(self.n_users)], self.dim, self.plan,
+            feature_bound=self.item_bound, failure=self.plan.failure / 2.0,
+            records_per_round=self.list_len if displayed else 1,
+            changed_records=2 if displayed else 1,
+            sigma=per_user.sigma / math.sqrt(smallest), ledgers=ample)
+
+
 def known_clusters(records: list[dict], setting: dict, horizon: int, epsilon: float
                    ) -> dict[str, object]:
-    """Run the KnownClusters rung on the seeds of the study's private entry at `epsilon` and
-    print it against the entry (paired)."""
-    label = private_label("displayed", epsilon)
-    entry = {r["run"]["seed_index"]: r["final_regret"] for r in records
-             if r["run"]["label"] == label}
+    """Run the KnownClusters and OneNoisePerCluster rungs on the seeds of the study's
+    private entry at `epsilon` and print them against the entry and FedInd (paired)."""
+    entry = _final(records, private_label("displayed", epsilon))
+    alone = _final(records, ALONE)
     config = {"horizon": horizon, "environment": setting, "epsilon": epsilon}
-    known = {}
+    known: dict[type, dict[int, float]] = {KnownClusters: {}, OneNoisePerCluster: {}}
     for index in sorted(entry):
         seed = np.random.SeedSequence(BASE_SEED, spawn_key=(index,))
-        streams = seed_streams(seed)
-        built = get_algorithm("cdp-fedc3ucb-sets").setup(config, seed, streams)
-        p = built.protocol
-        rung = KnownClusters(p.dim, p.n_users, p.n_items, p.list_len, horizon, p.plan,
-                             detection=p.sets.clustering, truth=built.env.true_clusters())
-        known[index] = play_setup(Setup(rung, built.env, horizon), streams).total_regret
-    diff = mean_interval([entry[i] - known[i] for i in known])
-    mean = float(np.mean(list(known.values())))
-    print(f"known clusters (yardstick), epsilon {epsilon:g}: {mean:.1f} "
-          f"({np.std(list(known.values()), ddof=1):.1f}); the entry minus it: {diff[0]:+.1f} "
-          f"{_interval(diff[1], diff[2], '+.1f')} (what detecting the clusters costs)")
+        for cls, regrets in known.items():
+            streams = seed_streams(seed)
+            built = get_algorithm("cdp-fedc3ucb-sets").setup(config, seed, streams)
+            p = built.protocol
+            rung = cls(p.dim, p.n_users, p.n_items, p.list_len, horizon, p.plan,
+                       detection=p.sets.clustering, truth=built.env.true_clusters())
+            regrets[index] = play_setup(Setup(rung, built.env, horizon), streams).total_regret
     tag = f"eps{epsilon:g}_T{horizon}"
-    return {f"known_clusters_{tag}": mean, f"detection_cost_{tag}": diff[0],
-            f"detection_cost_low_{tag}": diff[1], f"detection_cost_high_{tag}": diff[2]}
+    out: dict[str, object] = {}
+    for cls, key, what in ((KnownClusters, "known_clusters", "what detecting the clusters costs"),
+                           (OneNoisePerCluster, "one_noise", "what per-agent noise costs")):
+        regrets = known[cls]
+        mean = float(np.mean(list(regrets.values())))
+        diff = mean_interval([entry[i] - regrets[i] for i in regrets])
+        ratio = fieller_interval([regrets[i] for i in regrets], [alone[i] for i in regrets])
+        print(f"{key} (yardstick), epsilon {epsilon:g}: {mean:.1f} "
+              f"({np.std(list(regrets.values()), ddof=1):.1f}), {ratio[0]:.3f}x FedInd "
+              f"{_interval(ratio[1], ratio[2], '.3f')}; the entry minus it: {diff[0]:+.1f} "
+              f"{_interval(diff[1], diff[2], '+.1f')} ({what}, with detection)")
+        cost = "detection_cost" if cls is KnownClusters else "per_agent_noise_cost"
+        out.update({f"{key}_{tag}": mean, f"{key}_over_fedind_{tag}": ratio[0],
+                    f"{key}_over_fedind_low_{tag}": ratio[1],
+                    f"{key}_over_fedind_high_{tag}": ratio[2], f"{cost}_{tag}": diff[0],
+                    f"{cost}_low_{tag}": diff[1], f"{cost}_high_{tag}": diff[2]})
+    return out
+
+
+def _final(records: list[dict], label: str) -> dict[int, float]:
+    return {r["run"]["seed_index"]: r["final_regret"] for r in records
+            if r["run"]["label"] == label}
 
 
 def private_label(record: str, epsilon: float) -> str:
