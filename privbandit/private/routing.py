@@ -117,11 +117,13 @@ import numpy as np
 
 from privbandit.accounting.events import PrivacyEvent
 from privbandit.accounting.ledger import Ledger
+from privbandit.accounting.validation import check_count
 from privbandit.mechanisms.noise_bounds import vector_noise_norm_bound
 from privbandit.mechanisms.publication import Publication
 from privbandit.mechanisms.secure_reward import SecureRewardOnlyRelease
 
 from ..errors import config_error
+from ..validation import check_probability
 
 _WHY = "acts on released statistics only (each record's action chose from released data)"
 
@@ -204,7 +206,13 @@ class RoutedSums:
         self.sums, self.party_of = sums, np.asarray(party_of, dtype=np.intp)
         if len(ledgers) != sums.parties:
             raise config_error("ledgers", len(ledgers), f"one per party ({sums.parties})")
-        self.keep, self.settle, self.failure = keep, settle, failure
+        if self.party_of.ndim != 1 or not np.all((self.party_of >= 0)
+                                                 & (self.party_of < sums.parties)):
+            raise config_error("party_of", party_of, f"(n,) party indices in 0..{sums.parties - 1}")
+        if not 0.0 <= keep < 1.0:
+            raise config_error("keep", keep, "a number in [0, 1)")
+        self.keep, self.failure = float(keep), check_probability("failure", failure)
+        self.settle = check_count("settle", settle, minimum=0)
         self.ledgers = list(ledgers)  # charged when the first stream opens (`_open`)
         n = self.party_of.size
         self.pieces: list[Piece] = []

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privbandit.accounting.errors import InvalidParameterError
 from privbandit.accounting.ledger import Ledger
-from privbandit.errors import ConfigError
 from privbandit.mechanisms.publication import Publication
 from privbandit.private import ClusterSums, RoutedSums
 
@@ -89,7 +89,13 @@ def test_an_unsettled_user_never_reaches_a_cluster_stream():
     assert [routes.takes(u, coins) for u in range(4)] == [True, False, True, True]
 
 
-def test_ledgers_must_be_one_per_party():
+@pytest.mark.parametrize(("bad", "match"), [
+    ({"ledgers": []}, "ledgers"), ({"party_of": np.array([0, 2])}, "party_of"),
+    ({"keep": 1.0}, "keep"), ({"keep": float("nan")}, "keep"), ({"failure": 0.0}, "failure")])
+def test_bad_settings_are_refused_by_name(bad, match):
     sums = _routes(2, 0.0, 0).sums
-    with pytest.raises(ConfigError, match="ledgers"):
-        RoutedSums(sums, np.arange(2) % 2, keep=0.0, settle=0, ledgers=[], failure=0.1)
+    ledgers = [Ledger(f"party {p}", 2.0, 1e-5, accountant="zcdp") for p in range(2)]
+    args = {"party_of": np.arange(2) % 2, "keep": 0.0, "settle": 0, "ledgers": ledgers,
+            "failure": 0.1, **bad}
+    with pytest.raises(InvalidParameterError, match=match):  # ConfigError is one
+        RoutedSums(sums, args.pop("party_of"), **args)
