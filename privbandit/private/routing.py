@@ -67,8 +67,13 @@ neighbours given the earlier outputs, so along the forced transcript it
 contributes no loss.  The view's loss for the record is therefore that of
 the one stream it entered, (epsilon, delta) whichever it was (parallel
 composition over records: which branch a record takes is decided from the
-past only, and both branches meet the budget).  A record never meets a
-second release, so nothing is composed and nothing is split.
+past only, and both branches meet the budget).  In full: up to the round
+the record enters, the two views have one law (nothing has read it); given
+that common past, the rest is (epsilon, delta)-indistinguishable, the
+chosen stream's event; averaging P[rest in S | past] <= e^epsilon P'[rest
+in S | past] + delta over the common past keeps (epsilon, delta).  A record
+enters no second stream (its stream's later prefixes all hold it, inside
+that stream's event), so nothing is composed and nothing is split.
 
 The differencing the relation fears -- the sum of {1..5} and then of {1..4},
 each over all records -- never happens: a stream's prefix holds only the
