@@ -385,11 +385,13 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self.streams.release(self._rng)
         if self.sums is not None:
             self.sums.release(self._rng)
-        if self.routes is not None:
-            self.routes.release(self._rng)
+        shares = 0 if self.routes is None else self.routes.release(self._rng)
         for s, users in enumerate(self.server_users):
             self._comm.record(UPLOAD, int(users.size), int(users.size) * self._msg, round=t,
                               sender=party("server", s))
+            if shares:  # one masked share (d words of 64 bits) to each cluster stream stepped
+                self._comm.record(UPLOAD, shares, shares * self.config.dim * 8, round=t,
+                                  sender=party("server", s))
         if self.sets is None:
             self._models()
         else:

@@ -263,12 +263,15 @@ class RoutedSums:
                                  waiting=[([], []) for _ in range(self.sums.parties)]))
         return len(self.pieces) - 1
 
-    def release(self, rng: np.random.Generator) -> None:
-        """Step every open stream with the records its members entered since its last step."""
+    def release(self, rng: np.random.Generator) -> int:
+        """Step every open stream with the records its members entered since its last step;
+        returns how many streams stepped (each local server sent one masked share to each)."""
         d = self.sums.dim
+        stepped = 0
         for piece in self.pieces:
             if piece.stream is None:
                 continue
+            stepped += 1
             features = [pub.features(np.array(xs, dtype=float).reshape(-1, d), why=_WHY)
                         for pub, (xs, _) in zip(self.sums.publications, piece.waiting,
                                                 strict=True)]
@@ -278,6 +281,7 @@ class RoutedSums:
             piece.bound = 0.0 if out.variance <= 0.0 else vector_noise_norm_bound(
                 out.variance, d, self._failure(piece.source))
             piece.waiting = [([], []) for _ in range(self.sums.parties)]
+        return stepped
 
     def _failure(self, source: int) -> float:
         return self.failure / 2.0 * 6.0 / (math.pi**2 * source**2) / max(self.sums.releases, 1)

@@ -248,6 +248,11 @@ def test_routed_statement_ledgers_and_keys():
     assert result.privacy.details["release"].startswith("routed")
     assert "secure" in result.privacy.summary and "parallel composition" in result.privacy.summary
     assert len(result.ledgers) == 10  # per local server: its users' streams, its cluster sums
+    per_user = get_algorithm(NAME).run({**_config(2.0), "resolution": 5.0}, seed=1)
+    routed = get_algorithm(NAME).run({**_config(2.0), "resolution": 5.0, "release": "routed"},
+                                     seed=1)
+    up = "bytes_by_direction"
+    assert routed.comm[up]["upload"] > per_user.comm[up]["upload"]  # the masked shares
     assert all(lg["epsilon_spent"] <= 2.0 * (1 + 1e-9) for lg in result.ledgers)
     with pytest.raises(ConfigError, match="mechanism.*'routed'"):
         ReleasedPlan(1.0, 1e-5, 100, release="routed", mechanism="honaker")
