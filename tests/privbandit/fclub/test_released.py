@@ -215,7 +215,8 @@ def test_routed_records_are_private_end_to_end_and_the_view_holds_the_masked_sha
     tape, routed = _routed_rounds(cfg)
     secure = [e for e in tape.entries if isinstance(e.mechanism, SecureStream)]
     assert secure and all(e.view.shares.shape == (3, 2) for e in secure)  # 3 servers, d = 2
-    assert any(getattr(e.mechanism, "name", "") == "routing" for e in tape.entries)
+    public = {getattr(e.mechanism, "name", "") for e in tape.entries}
+    assert {"routing", "clusters"} <= public  # who is settled, each cluster's stream; membership
     rounds = [t for t, _ in routed]
     assert rounds and rounds[0] > 4
     report = audit_entry(NAME, cfg, 3, flips=(4, rounds[0], rounds[len(rounds) // 2]))
