@@ -24,7 +24,10 @@ adding one cost to the one before:
   shares costs with the clusters given);
 - `cdp-fclub-dc`: the registry entry (per-user streams), which also detects
   the clusters from its releases;
-- `cdp-fclub-dc+sum`: the entry with a secure sum (`release = "cluster-sum"`).
+- `cdp-fclub-dc+sum`: the entry with cluster sums (`release = "cluster-sum"`);
+- `cdp-fclub-dc+routed`: the entry routing each record, at the full budget, to
+  its user's stream or, once the user is settled, to its cluster's secure sum
+  (`release = "routed"`; `--keep` and `--settle` set its keys).
 
 Prints the mean (sd) final regret of each rung per epsilon, then `key: value`
 lines `<rung>_eps<e>` (mean final regret), `alone`, `fclub_dc` (going alone
@@ -34,7 +37,7 @@ oracle), `fgr_oracle_<rung>_eps<e>`, beside the one against FCLUB-DC,
 `fgr_fclub_dc_<rung>_eps<e>`.
 
 Usage: python examples/private_frontier.py [--horizon 131071] [--seeds 3]
-       [--epsilons 1 4] [--smoke]
+       [--epsilons 1 4] [--keep 0.1] [--settle 0] [--smoke]
 """
 from __future__ import annotations
 
@@ -176,6 +179,8 @@ def main() -> None:
     p.add_argument("--horizon", type=int, default=131_071)
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0])
+    p.add_argument("--keep", type=float, default=0.1, help="the routed rung's keep")
+    p.add_argument("--settle", type=int, default=0, help="the routed rung's settle")
     p.add_argument("--smoke", action="store_true", help="a tiny run (checks the script works)")
     args = p.parse_args()
     if args.smoke:
@@ -200,6 +205,9 @@ def main() -> None:
         report(f"cdp-fclub-dc+sum_eps{eps:g}",
                [run_entry("cdp-fclub-dc", args.horizon, eps, s, release="cluster-sum")
                 for s in seeds])
+        report(f"cdp-fclub-dc+routed_eps{eps:g}",
+               [run_entry("cdp-fclub-dc", args.horizon, eps, s, release="routed",
+                          keep=args.keep, settle=args.settle) for s in seeds])
     gains = {}
     for key, value in found.items():
         if "_eps" in key:

@@ -37,6 +37,7 @@ from .reward_only import RewardOnlyRelease, RewardRelease
 from .samplers import EXACT, FAST, GRID, GridSampler, NumpySampler, OpenDPSampler, Sampler
 from .secure_continual import SECURE_CONTINUAL_MECHANISMS, secure_continual_release
 from .secure_factorization import SecureFactorization
+from .secure_reward import SecureRewardOnlyRelease, SecureRewardRelease
 from .secure_stream import SecurePrefix, SecureStream
 from .secure_sum import SecureAggregation, SecureSum, SecureSumRelease
 from .secure_tree import SecureTree
@@ -71,7 +72,8 @@ __all__ = [
     "MatrixFactorization", "NumpySampler", "OpenDPSampler", "Opener", "OrthogonalMask",
     "PartyKeys", "PartyMask", "Publication", "PublicFeatures", "PublicValue", "ReplayGuard",
     "RewardOnlyRelease", "RewardRelease", "SECURE_CONTINUAL_MECHANISMS", "Sampler",
-    "SecureAggregation", "SecureFactorization", "SecurePrefix", "SecureStream", "SecureSum",
+    "SecureAggregation", "SecureFactorization", "SecurePrefix", "SecureRewardOnlyRelease",
+    "SecureRewardRelease", "SecureStream", "SecureSum",
     "SecureSumRelease", "SecureTree", "Sealer", "SimulatedMasks",
     "SymmetricGaussianMatrix", "TreePrivatizer", "continual_release", "elicit_feedback",
     "new_session", "open_block", "open_message", "psd_shift", "seal_block", "seal_message",

@@ -82,7 +82,57 @@ class RewardRelease:
     step: int
 
 
-class RewardOnlyRelease:
+class _StreamView:
+    """The read-only view the reward-only releases share, delegated to the stream of the
+    moments `_inner` (the Gram part's state: `_dim`, `_clipped`)."""
+
+    _inner: ContinualRelease
+    _dim: int
+    _clipped: int
+
+    def _set_range(self, dim: int, feature_bound: float, reward_range: object) -> None:
+        """Check and keep d, B and the reward range [lo, hi] with its centre."""
+        self._dim = check_count("dim", dim)
+        self._bound = check_positive("feature_bound", feature_bound)
+        try:
+            lo, hi = reward_range
+        except (TypeError, ValueError):
+            raise invalid("reward_range", reward_range, "a pair (lo, hi) with lo < hi") from None
+        self._lo, self._hi = check_interval(lo, hi)
+        self._centre = 0.5 * (self._lo + self._hi)
+
+    @property
+    def event(self) -> PrivacyEvent:
+        """The whole stream's event for one record (charge it once, before releasing)."""
+        return self._inner.event
+
+    @property
+    def sigma(self) -> float:
+        return self._inner.sigma
+
+    @property
+    def steps(self) -> int:
+        return self._inner.steps
+
+    @property
+    def horizon(self) -> int:
+        return self._inner.horizon
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def clipped(self) -> int:
+        """How many rewards were clipped into the range."""
+        return self._clipped
+
+    def prefix_variance(self, step: int | None = None) -> float:
+        """Per-entry variance of the moments' noise at `step` (default: the last release)."""
+        return self._inner.prefix_variance(step)
+
+
+class RewardOnlyRelease(_StreamView):
     """Continual release of sum y x with sum x x^T public (see the module docstring).
 
     dim: d; horizon: the most steps (`add` calls), fixed in advance; mechanism:
@@ -101,14 +151,7 @@ class RewardOnlyRelease:
                  reward_range: tuple[float, float] = (0.0, 1.0), records_per_step: int = 1,
                  changed_records: int = 1, on_excess: str = "clip",
                  sampler: Sampler | None = None, accountant: str = "exact-gaussian") -> None:
-        self._dim = check_count("dim", dim)
-        self._bound = check_positive("feature_bound", feature_bound)
-        try:
-            lo, hi = reward_range
-        except (TypeError, ValueError):
-            raise invalid("reward_range", reward_range, "a pair (lo, hi) with lo < hi") from None
-        self._lo, self._hi = check_interval(lo, hi)
-        self._centre = 0.5 * (self._lo + self._hi)
+        self._set_range(dim, feature_bound, reward_range)
         self._on_excess = check_choice("on_excess", on_excess, ("clip", "reject"))
         changed = check_count("changed_records", changed_records)
         self._inner: ContinualRelease = continual_release(
@@ -165,38 +208,12 @@ class RewardOnlyRelease:
                              int(public[-1]), centred + self._centre * public[d * d:d * d + d],
                              self._inner.prefix_variance(), self._inner.steps)
 
-    # -- read-only view ------------------------------------------------------------
-    @property
-    def event(self) -> PrivacyEvent:
-        """The whole stream's event for one record (charge it once, before releasing)."""
-        return self._inner.event
-
+    # -- read-only view (the rest: `_StreamView`) ------------------------------------
     @property
     def l2_sensitivity(self) -> float:
         """m (hi - lo) B: what one neighbouring change (m = changed_records rewards) moves the
         released moments by."""
         return self._inner.l2_sensitivity
-
-    @property
-    def sigma(self) -> float:
-        return self._inner.sigma
-
-    @property
-    def steps(self) -> int:
-        return self._inner.steps
-
-    @property
-    def horizon(self) -> int:
-        return self._inner.horizon
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def clipped(self) -> int:
-        """How many rewards were clipped into the range."""
-        return self._clipped
 
     @property
     def sampler(self) -> Sampler:
@@ -206,10 +223,6 @@ class RewardOnlyRelease:
     def mechanism(self) -> ContinualRelease:
         """The inner continual release of the reward moments."""
         return self._inner
-
-    def prefix_variance(self, step: int | None = None) -> float:
-        """Per-entry variance of the moments' noise at `step` (default: the last release)."""
-        return self._inner.prefix_variance(step)
 
     def prefix_variances(self) -> np.ndarray:
         """Per-entry variance of the moments' noise at every step 1 ... horizon."""

@@ -60,6 +60,8 @@ from privbandit.mechanisms import (
     Sampler,
     SecureAggregation,
     SecurePrefix,
+    SecureRewardOnlyRelease,
+    SecureRewardRelease,
     SecureSum,
     SecureSumRelease,
     SimulatedMasks,
@@ -221,6 +223,14 @@ BUILDERS = {
         np.eye(d), why="test: public")),
     PublicValue: st.just(PublicValue("public test value")),
     ReplayGuard: st.lists(st.integers(0, 99)).map(_guard),
+    SecureRewardOnlyRelease: st.builds(
+        lambda name, n, dim, sigma: SecureRewardOnlyRelease(n, dim, 16, mechanism=name,
+                                                            sigma=sigma),
+        st.sampled_from(sorted(SECURE_CONTINUAL_MECHANISMS)), st.integers(2, 4),
+        st.integers(1, 3), sigmas),
+    SecureRewardRelease: st.builds(lambda n, seed, v: SecureRewardRelease(
+        np.eye(3), np.ones(3), 2, _secure_view(n, seed)[0], v, 1, *_secure_view(n, seed)[1:]),
+        st.integers(2, 4), seeds, sigmas),
     RewardRelease: st.integers(1, 3).map(lambda d: RewardRelease(
         np.eye(d), np.ones(d), 2, np.zeros(d), 0.5, 1)),
     BufferedToeplitz: st.integers(3, 10).map(lambda b: sqrt_blt(1000, b)),

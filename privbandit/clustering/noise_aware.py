@@ -100,10 +100,35 @@ class NoiseAwareClustering:
         sigma = spread[a] + spread[b]
         t2 = np.einsum("pi,pi->p", diff, np.linalg.solve(sigma, diff[..., None])[..., 0])
         moment = matrix / np.asarray(counts, dtype=np.float64)[seen, None, None]
-        w, v = np.linalg.eigh(0.5 * (moment[a] + moment[b]))
+        return seen[a], seen[b], t2, self._power(sigma, 0.5 * (moment[a] + moment[b]))
+
+    def _power(self, sigma: np.ndarray, moment: np.ndarray) -> np.ndarray:
+        """resolution^2 / lambda_max(G^1/2 Sigma G^1/2) per pair: the smallest noncentrality a
+        gap of `resolution` (root mean square over the items seen, G) gives the test."""
+        w, v = np.linalg.eigh(moment)
         root = np.einsum("pij,pj,pkj->pik", v, np.sqrt(np.maximum(w, 0.0)), v)
         widest = np.linalg.eigvalsh(root @ sigma @ root)[:, -1]
-        return seen[a], seen[b], t2, self.resolution**2 / widest
+        return self.resolution**2 / widest
+
+    def powered(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray,
+                groups: list[np.ndarray]) -> np.ndarray:
+        """(n,) bool: the units whose test against the rest of their group, pooled, has the
+        power (2. above) to see a gap of `resolution`; a unit alone in its group, or whose
+        group's other units have no data, has none.  Fed released statistics and a public
+        partition, the answer is public."""
+        out = np.zeros(stats.shape[0], dtype=bool)
+        counts, variances = np.asarray(counts, dtype=np.float64), np.asarray(variances, float)
+        for g in groups:
+            rest = counts[g].sum() - counts[g]
+            if g.size < 2 or np.any(counts[g] == 0) or np.any(rest == 0):
+                continue
+            pooled = stats[g].sum(axis=0) - stats[g]
+            _, spread, matrix = self.estimates(np.concatenate((stats[g], pooled)), np.concatenate(
+                (variances[g], variances[g].sum() - variances[g])))
+            k = g.size
+            moment = 0.5 * (matrix[:k] / counts[g, None, None] + matrix[k:] / rest[:, None, None])
+            out[g] = self._power(spread[:k] + spread[k:], moment) >= self.required_power
+        return out
 
     def links(self, stats: np.ndarray, variances: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(n, n) bool: which pairs of units pass both tests (the diagonal is True)."""

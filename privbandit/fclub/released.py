@@ -37,6 +37,19 @@ for standing in for the parts that leave a cluster until they are released
 once; the model mixes the cluster sum with the members' detection sums by
 inverse variance (two estimates of the same records' moments).
 
+With `release = "routed"` no record's budget is split: each record goes, at
+the full budget, to exactly one stream chosen before its reward is read
+(`private.routing.RoutedSums`): its user's per-user stream until the user is
+settled (its cluster kept all its co-members for `settle` releases and its
+own releases can already tell it from the rest of its cluster at
+`resolution`), then -- but for a public-coin share `keep` left on its own
+stream for detection -- its cluster's continual release over secure sums
+among the local servers (`private.routing.ClusterSums`,
+`mechanisms.SecureRewardOnlyRelease`: one stream's noise, carried by the
+servers' discrete Gaussian shares).  A cluster's model sums its members'
+per-user prefixes and every cluster-stream piece they hold whole; its noise
+bound is the sum of the parts' bounds.
+
 No party acts on its own raw rewards: that is what makes every record's
 features public.  The paper's asynchronous det-ratio uploads and downloads
 (eqs. 5-6) are replaced by the schedule: with the triggers each local
@@ -64,6 +77,26 @@ With `release = "cluster-sum"`: the composition `ClusterReleases` proves
 (detection stream, one cluster stream step and at most `history_limit`
 one-shot releases per record), in one ledger per local server; the global
 server is trusted with the cluster sums' raw moments.
+With `release = "routed"`: the record enters one step of one stream, its
+user's (exact Gaussian event, ledger "party p") or a cluster's secure stream
+(zCDP event of the secure sum, ledger "party p (cluster sums)"), each
+calibrated to the whole budget; the route is a function of earlier releases
+and public coins, so the neighbours route alike along a forced transcript
+and the record's loss is that of the one stream it entered (parallel
+composition; proof in `private.routing`).
+
+Trust model.  Each local server holds its own users' raw records and acts
+for them (its users are not protected from it); it sends only the per-user
+releases (noised by itself) and, with "routed", its masked shares of the
+cluster streams.  The global server sees every per-user release, every
+cluster stream's masked shares and noisy sums (never a server's records or
+unmasked share), and computes the partition, routing and models, which it
+sends down (post-processing, published).  The other local servers receive
+only those post-processed values.  A coalition of the global server with
+c' of the n local servers removes those servers' noise shares: the other
+servers' routed records are then protected at Gaussian-DP mu sqrt(n / (n -
+c')) instead of mu (the calibration assumes no collusion; `private.routing`);
+their per-user releases keep the full guarantee.
 Sources: seed 000 Algorithms 1-2 and Definition 1's setting; Shariff &
 Sheffet (2018) and Hanna, Girgis & Fragouli (2022) for noising only the
 rewards' part; the continual-release mechanisms' own sources.
@@ -79,8 +112,9 @@ import numpy as np
 from privbandit.accounting.accountants import ExactGaussianAccountant
 from privbandit.accounting.calibration import gdp_mu
 from privbandit.accounting.statement import PrivacyStatement, Relation
-from privbandit.accounting.validation import check_count, check_positive
+from privbandit.accounting.validation import check_count, check_nonnegative, check_positive
 from privbandit.mechanisms.publication import Publication
+from privbandit.mechanisms.secure_continual import SECURE_CONTINUAL_MECHANISMS
 
 from ..clustering import (
     NoiseAwareClustering,
@@ -95,6 +129,7 @@ from ..kernels import UserGraph
 from ..policies.base import Policy
 from ..private import (
     ClusterReleases,
+    ExactGramModel,
     GuardedReports,
     ReleasePlan,
     RewardNoiseRidge,
@@ -102,13 +137,14 @@ from ..private import (
     TrustedSums,
     exact_gram_scores,
 )
+from ..private.routing import ClusterSums, RoutedSums
 from ..private.sums import TRUST
 from ..validation import check_items, check_probability, check_user, checked_observation
 from .config import FclubConfig
 
 UNIT = "one user-round's reward in the environment"
 CLUSTERINGS = ("split-merge", "cliques")
-RELEASES = ("cluster-sum", "per-user")
+RELEASES = ("cluster-sum", "per-user", "routed")
 # the plan's keys of the split/merge rule (`clustering.SplitMergeClustering`'s knobs)
 SPLIT_MERGE_KEYS = ("merge_level", "split_level", "unit_evidence", "block_evidence",
                     "simulations")
@@ -128,7 +164,11 @@ class ReleasedPlan(ReleasePlan):
     split/merge only) with its shares of mu^2: `detection_share` (per-user streams),
     `history_share` (spread over `history_limit` one-shot releases per user) and the rest
     (cluster streams), and `settle` (releases a cluster stands before the parts it took
-    are released; 0: at once)."""
+    are released; 0: at once), or "routed" (each record, at the full budget, to its
+    user's stream or, once the user is settled, to its cluster's secure sum, split/merge
+    only; `private.routing`) with `keep` (the public-coin share of a settled user's
+    records kept on its own stream) and `settle` (releases a user's cluster must keep all
+    its co-members before the user is settled)."""
 
     mechanism: str = "mf"
     schedule: str = "geometric"
@@ -147,6 +187,7 @@ class ReleasedPlan(ReleasePlan):
     history_share: float = 0.2
     history_limit: int = 2
     settle: int = 0
+    keep: float = 0.1
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -156,9 +197,9 @@ class ReleasedPlan(ReleasePlan):
             raise config_error("clustering", self.clustering, f"one of {CLUSTERINGS}")
         if self.release not in RELEASES:
             raise config_error("release", self.release, f"one of {RELEASES}")
-        if self.release == "cluster-sum" and self.clustering != "split-merge":
+        if self.release != "per-user" and self.clustering != "split-merge":
             raise config_error("clustering", self.clustering, "'split-merge' with release = "
-                               "'cluster-sum' (cluster sums follow its sets)")
+                               f"{self.release!r} (cluster sums follow its sets)")
         shares = (check_probability("detection_share", self.detection_share),
                   check_probability("history_share", self.history_share))
         if not sum(shares) < 1.0:
@@ -167,6 +208,14 @@ class ReleasedPlan(ReleasePlan):
         object.__setattr__(self, "history_limit",
                            check_count("history_limit", self.history_limit, minimum=1))
         object.__setattr__(self, "settle", check_count("settle", self.settle, minimum=0))
+        if self.release == "routed" and self.mechanism not in SECURE_CONTINUAL_MECHANISMS:
+            raise config_error("mechanism", self.mechanism, "one of "
+                               f"{tuple(SECURE_CONTINUAL_MECHANISMS)} with release = 'routed' "
+                               "(the cluster sums' secure streams)")
+        keep = check_nonnegative("keep", self.keep)
+        if not keep < 1.0:
+            raise config_error("keep", self.keep, "a number in [0, 1)")
+        object.__setattr__(self, "keep", keep)
 
     def mus(self) -> tuple[float, float, float]:
         """The Gaussian-DP mu of (the detection stream, a cluster stream, one history
@@ -184,6 +233,8 @@ class ReleasedPlan(ReleasePlan):
         if self.release == "cluster-sum":
             out.update(detection_share=self.detection_share, history_share=self.history_share,
                        history_limit=self.history_limit, settle=self.settle)
+        if self.release == "routed":
+            out.update(keep=self.keep, settle=self.settle)
         return out
 
     def split_merge(self, config: FclubConfig) -> SplitMergeClustering:
@@ -197,7 +248,9 @@ class ReleasedFederatedClub(GuardedReports, Policy):
     """See the module docstring.  config: `FclubConfig` (its sync mode and det-ratio
     thresholds are not read: the schedule replaces them); plan: `ReleasedPlan`;
     world_clusters: Definition 1's m, stated in the guarantee's details (default: the
-    most clusters detected).  Shapes: items (K, d) with ||x_k|| <= item_bound."""
+    most clusters detected); masks: the secure sums' pairwise masks with release =
+    "routed" (None: simulated, `mechanisms.SimulatedMasks`; or a key-agreement scheme,
+    `mechanisms.AgreedMasks`).  Shapes: items (K, d) with ||x_k|| <= item_bound."""
 
     name = "cdp-fclub-dc"
     unit = UNIT
@@ -205,7 +258,7 @@ class ReleasedFederatedClub(GuardedReports, Policy):
     relation = Relation.INTERACTIVE
 
     def __init__(self, config: FclubConfig, plan: ReleasedPlan, *,
-                 world_clusters: int | None = None) -> None:
+                 world_clusters: int | None = None, masks=None) -> None:
         if not isinstance(config, FclubConfig):
             raise config_error("config", config, "an FclubConfig")
         if not isinstance(plan, ReleasedPlan):
@@ -216,9 +269,13 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self.server_users = [np.flatnonzero(self.server == s) for s in range(config.n_servers)]
         self.schedule = plan.releases
         self.sums: ClusterReleases | None = None
+        self.routes: RoutedSums | None = None
+        self._coins: np.random.Generator | None = None  # public coins of the routing
         if plan.release == "per-user":
             self.streams = RewardStreams(self.server_users, d, plan,
                                          feature_bound=config.item_bound)
+        elif plan.release == "routed":
+            self.streams, self.routes = self._routed(masks)
         else:
             self.streams, self.sums = self._cluster_sums()
         radius = config.radius()
@@ -271,6 +328,23 @@ class ReleasedFederatedClub(GuardedReports, Policy):
             settle=plan.settle, ledgers=ledgers, failure=plan.failure / 4.0)
         return streams, releases
 
+    def _routed(self, masks) -> tuple[RewardStreams, RoutedSums]:
+        """Every user's stream at the full budget, and the routing of settled users' records
+        to cluster sums over secure sums among the local servers (`private.routing`), at
+        the full budget too, charged to ledgers of their own (a record enters one of the
+        two: parallel composition)."""
+        plan, config, d = self.plan, self.config, self.config.dim
+        streams = RewardStreams(self.server_users, d, plan, feature_bound=config.item_bound)
+        schedule = plan.releases
+        sums = ClusterSums(streams.publications, d, mechanism=plan.mechanism,
+                           releases=schedule.releases, records_per_step=schedule.longest_batch(),
+                           feature_bound=config.item_bound, epsilon=plan.epsilon,
+                           delta=plan.delta, masks=masks)
+        ledgers = [plan.ledger(f"party {s} (cluster sums)", accountant="zcdp")
+                   for s in range(config.n_servers)]
+        return streams, RoutedSums(sums, self.server, keep=plan.keep, settle=plan.settle,
+                                   ledgers=ledgers, failure=plan.failure / 4.0)
+
     # -- the round -----------------------------------------------------------------------
     def select(self, items: np.ndarray, user: int, t: int, rng: np.random.Generator) -> int:
         self._rng = rng
@@ -290,19 +364,34 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                                       self.config.item_bound, action, feedback)
         self._checked = None
         y = min(max(y, 0.0), 1.0)  # the sensitivity assumes rewards in [0, 1]
-        self.streams.enter(user, (x, y), by=PUBLIC)
+        if self.routes is not None and self.routes.settled[user] and self.routes.takes(
+                user, self._public_coins()):  # coins spawned at the first settled record
+            self.routes.enter(user, (x, y), self.schedule)
+        else:
+            self.streams.enter(user, (x, y), by=PUBLIC)
         if self.sums is not None:
             self.sums.observe(user, x, y)
         if self.schedule.is_release(t):
             self._release(t)
 
+    def _public_coins(self) -> np.random.Generator:
+        """The routing's coins: a child of the policy stream, drawn before any reward is
+        read (public: the same in both neighbours)."""
+        if self._coins is None:
+            self._coins = self._rng.spawn(1)[0]
+        return self._coins
+
     def _release(self, t: int) -> None:
         self.streams.release(self._rng)
         if self.sums is not None:
             self.sums.release(self._rng)
+        shares = 0 if self.routes is None else self.routes.release(self._rng)
         for s, users in enumerate(self.server_users):
             self._comm.record(UPLOAD, int(users.size), int(users.size) * self._msg, round=t,
                               sender=party("server", s))
+            if shares:  # one masked share (d words of 64 bits) to each cluster stream stepped
+                self._comm.record(UPLOAD, shares, shares * self.config.dim * 8, round=t,
+                                  sender=party("server", s))
         if self.sets is None:
             self._models()
         else:
@@ -394,6 +483,10 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         self._serving, self._serving_groups = self._cluster_of, self._groups
         if self.sums is not None:
             self.sums.repartition(self._groups, self._rng)
+        if self.routes is not None:
+            st = self.streams
+            self.routes.repartition(self._cluster_of, self.clustering.powered(
+                st.released, st.variances, st.counts, self._groups))
 
     def _publish(self) -> None:
         """What the global server sends the local servers: the partition, and each cluster's
@@ -411,6 +504,8 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         for k, members in enumerate(self._serving_groups):
             if self.sums is not None:
                 model = self.ridge.model(*self._pooled(k, members))
+            elif self.routes is not None:
+                model = self._routed_model(members)
             else:
                 model = self.ridge.model(st.gram[members].sum(axis=0),
                                          st.moments[members].sum(axis=0),
@@ -432,10 +527,29 @@ class ReleasedFederatedClub(GuardedReports, Policy):
         detected = st.noise_bound(members.size, self._failure / 2.0)
         return gram, mixed, w * bound + (1.0 - w) * detected
 
+    def _routed_model(self, members: np.ndarray) -> ExactGramModel:
+        """The model of a cluster with release = "routed": its members' per-user prefixes
+        plus every cluster-stream piece they hold whole (`RoutedSums.pieces_of`), the noise
+        bound the sum of the parts' (triangle inequality).  (Dropping the per-user part
+        once the pieces are narrower measured worse: docs/private_federation.md.)"""
+        st = self.streams
+        gram, moments, bound, _ = self.routes.pieces_of(members)
+        return self.ridge.model(gram + st.gram[members].sum(axis=0),
+                                moments + st.moments[members].sum(axis=0),
+                                bound + st.noise_bound(members.size, self._failure / 2.0))
+
     # -- reporting -------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        return {**self.config.params(), **self.plan.params(),
-                "sigma": self.streams.streams[0].sigma}
+        out = {**self.config.params(), **self.plan.params(),
+               "sigma": self.streams.streams[0].sigma}
+        if self.routes is not None:
+            out["sigma_cluster"] = self.routes.sums.sigma
+        return out
+
+    def ledgers(self) -> list:
+        """One ledger per local server; with release = "routed" a second per server, for
+        its records routed to cluster sums (each record is paid by exactly one)."""
+        return list(self.streams.ledgers) + ([] if self.routes is None else self.routes.ledgers)
 
     def privacy(self) -> PrivacyStatement:
         m = self._max_clusters if self.world_clusters is None else self.world_clusters
@@ -449,6 +563,19 @@ class ReleasedFederatedClub(GuardedReports, Policy):
                   "schedule), so every released record's features are public and only its "
                   "reward is noised; clusters, models and communication are post-processing"
                   + sums)
+        if self.routes is not None:
+            statement = self.streams.statement(
+                UNIT, "every action is computed from released statistics, so every released "
+                      "record's features are public and only its reward is noised; each "
+                      "record enters, at the full budget, exactly one stream chosen before its "
+                      "reward is read: its user's (exact Gram prefix, noisy reward moments) "
+                      "or, once the user is settled, its cluster's sum over secure sums among "
+                      "the local servers (private.routing; parallel composition, nothing "
+                      "split or composed); clusters, routing, models and communication are "
+                      "post-processing; trust: " + self.routes.sums.trust_model)
+            statement.details.update(release="routed (secure sums)", keep=self.plan.keep,
+                                     settle=self.plan.settle,
+                                     sigma_cluster=self.routes.sums.sigma)
         statement.details.update(L=self.config.n_servers, m=m)
         if self.sums is not None:
             mus = dict(zip(("mu_detection", "mu_stream", "mu_once"), self.plan.mus(),

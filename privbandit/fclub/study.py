@@ -119,8 +119,9 @@ RELEASED = (
           choices=CLUSTERINGS),
     *(p for p in SETS if p.name in SPLIT_MERGE_KEYS),
     Param("release", str, "per-user", "what the models are built from: every user's own "
-          "stream, summed over the cluster, or one sum per cluster (one stream's noise; a "
-          "trusted aggregator; parts that leave a cluster re-released once)",
+          "stream, summed over the cluster; one sum per cluster (one stream's noise; a "
+          "trusted aggregator; parts that leave a cluster re-released once); or each record "
+          "routed to its user's stream or, once settled, its cluster's secure sum",
           choices=RELEASES),
     Param("detection_share", float, 0.5, "share of the budget (mu^2) on the per-user "
           "detection streams (release 'cluster-sum')", range="(0, 1)"),
@@ -130,8 +131,11 @@ RELEASED = (
     Param("history_limit", int, 2, "most re-releases a user's records enter (release "
           "'cluster-sum')", range="[1, inf)"),
     Param("settle", int, 0, "releases a cluster stands before the parts it took are "
-          "re-released (0: at once, when their stand-in is noisier; release 'cluster-sum')",
-          range="[0, inf)"),
+          "re-released (0: at once, when their stand-in is noisier; release 'cluster-sum'); "
+          "releases a user's cluster keeps all its co-members before the user is settled "
+          "(release 'routed')", range="[0, inf)"),
+    Param("keep", float, 0.1, "public-coin share of a settled user's records kept on its "
+          "own stream, which detection reads (release 'routed')", range="[0, 1)"),
 )
 # the spelling of the paper's path before it was an entry of its own: refused by name
 RETIRED = {"act_on": "absent: the paper's path (acting on raw buffers) is the entry "
@@ -231,7 +235,7 @@ def _released(settings: dict[str, Any], env: Any, servers: int, horizon: int,
     plan = ReleasedPlan(epsilon, delta, horizon, **{k: settings.pop(k) for k in (
         "mechanism", "schedule", "batch", "sampler", "growth", "failure", "resolution",
         "clustering", *SPLIT_MERGE_KEYS, "release", "detection_share", "history_share",
-        "history_limit", "settle")})
+        "history_limit", "settle", "keep")})
     world = settings.pop("world_clusters", None)
     config = FclubConfig(env.dim, env.n_users, servers, **settings)
     return ReleasedFederatedClub(config, plan, world_clusters=world)

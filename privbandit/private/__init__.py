@@ -13,6 +13,8 @@
 - `sums.TrustedSums`: the one seam a cluster's sums are released through;
 - `membership.ClusterReleases`: one noise per cluster while the clusters
   change, with the proof that the whole sequence of releases stays private;
+- `routing.RoutedSums`: each record to exactly one stream at the full
+  budget (its user's, or its settled cluster's secure sum, `routing.ClusterSums`);
 - `estimates`: ridge models and confidence radii from noisy statistics
   (`NoisyRidge`: every entry noised; `RewardNoiseRidge`: exact Gram, noisy
   moments), and the noise bounds they use;
@@ -35,12 +37,14 @@ from .estimates import (
 from .membership import ClusterReleases
 from .plan import LAPLACE, MECHANISMS, GuardPlan, ReleasePlan
 from .reports import GuardedReports
+from .routing import ClusterSums, RoutedSums
 from .schedule import GROWTH, SCHEDULES, ReleaseSchedule, release_schedule
 from .streams import PartyStreams, RewardStreams, UnitStreams
 from .sums import TrustedSums
 
 __all__ = ["GROWTH", "LAPLACE", "MECHANISMS", "SCHEDULES", "Billboard", "BillboardError",
-           "ClusterReleases", "ExactGramModel", "GuardPlan", "GuardedReports", "NoisyRidge",
-           "PartyStreams", "ReleasePlan", "ReleaseSchedule", "RewardNoiseRidge", "RewardStreams",
-           "RidgeModel", "TrustedSums", "UnitStreams", "applied_noise_bound", "exact_gram_scores",
-           "matrix_noise_bound", "pooled_bias", "release_schedule", "sum_noise_bound"]
+           "ClusterReleases", "ClusterSums", "ExactGramModel", "GuardPlan", "GuardedReports",
+           "NoisyRidge", "PartyStreams", "ReleasePlan", "ReleaseSchedule", "RewardNoiseRidge",
+           "RewardStreams", "RidgeModel", "RoutedSums", "TrustedSums", "UnitStreams",
+           "applied_noise_bound", "exact_gram_scores", "matrix_noise_bound", "pooled_bias",
+           "release_schedule", "sum_noise_bound"]

@@ -17,7 +17,7 @@ import pkgutil
 import sys
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from privbandit import accounting, mechanisms
@@ -149,12 +149,15 @@ def test_dp_accounting_agrees_with_ours_on_exported_trees(event, log_delta):
 
 @settings(max_examples=15)
 @given(event=event_trees(leaves=(LEAVES[GaussianEvent],)), log_delta=st.floats(-10.0, -2.0))
+@example(event=RepeatedEvent(GaussianEvent(50.0, 1.0), 2), log_delta=-2.001953125)
 def test_dp_accounting_is_never_below_ours_where_ours_is_exact(event, log_delta):
     delta = 10.0**log_delta
     exact = ExactGaussianAccountant().compose(event).epsilon(delta)
     assert PLDAccountant().compose(event).epsilon(delta) == exact  # carried exactly
     pld, rdp = _dp_epsilons(event, delta)
-    floor = exact * (1 - 1e-9)  # ours is exact up to its root finder (relative 1e-12)
+    # ours is exact up to its root finder (absolute 1e-13); dp-accounting's float arithmetic
+    # reads a tiny epsilon (0.0028 in the example) up to about 1e-11 absolute
+    floor = exact * (1 - 1e-9) - 1e-11
     assert pld >= floor and rdp >= floor
     assert pld == pytest.approx(exact, rel=AGREEMENT, abs=_STEP if exact == 0 else 0)
 

@@ -36,6 +36,7 @@ from privbandit.mechanisms import (
     OrthogonalMask,
     PartyMask,
     RewardOnlyRelease,
+    SecureRewardOnlyRelease,
     SecureSum,
     SymmetricGaussianMatrix,
     continual_release,
@@ -81,6 +82,8 @@ CALIBRATE = {
     SecureSum: lambda e, d, a: SecureSum(4, (3,), min_survivors=3, epsilon=e, delta=d,
                                          accountant=a),
     **{cls: _secure_stream(cls) for cls in SECURE_CONTINUAL_MECHANISMS.values()},
+    SecureRewardOnlyRelease: lambda e, d, a: SecureRewardOnlyRelease(
+        3, 2, 64, epsilon=e, delta=d, accountant=a, records_per_step=4),
     LaplaceMeans: _laplace_means,
     KAnonymousAggregator: _k_anonymous,
     GaussianVector: lambda e, d, a: GaussianVector.from_privacy(e, d, 1.0, accountant=a),
@@ -93,6 +96,7 @@ CALIBRATE = {
 NOT_DP = {OrthogonalMask, PartyMask}  # masks: NotDifferentiallyPrivate events
 # what each calibrates with when given no accountant: the exact one for its noise
 EXACT = {LaplaceMeans: "pure-dp", KAnonymousAggregator: "pure-dp", SecureSum: "zcdp",
+         SecureRewardOnlyRelease: "zcdp",
          **{cls: "zcdp" for cls in SECURE_CONTINUAL_MECHANISMS.values()}}
 
 

@@ -113,3 +113,21 @@ def test_a_pair_is_never_both_linked_and_proven_different(seed, variance, n_obs)
     assert not (links & far).any()
     assert not far.diagonal().any() and (far == far.T).all()
     assert not far[counts == 0].any()
+
+
+def test_powered_units_can_tell_themselves_from_the_rest_of_their_group():
+    """`powered`: a unit with data against the pooled rest of its group has the power to see
+    the resolution when data dominate noise, not when noise does; a unit alone, or beside
+    units without data, never has it."""
+    rng = np.random.default_rng(4)
+    stats, var, counts = world(rng, 3, centers(rng, 1), 4000, 1.0)
+    together, apart = [np.arange(3)], [np.array([0, 1]), np.array([2])]
+    assert clustering(resolution=0.5).powered(stats, var, counts, together).all()
+    assert clustering(resolution=0.5).powered(stats, var, counts, apart).tolist() == [
+        True, True, False]
+    assert not clustering(resolution=0.01).powered(stats, var, counts, together).any()
+    noisy = clustering(resolution=0.5).powered(stats, np.full(3, 1e9), counts, together)
+    assert not noisy.any()
+    counts[1] = 0
+    assert clustering(resolution=0.5).powered(stats, var, counts, together).tolist() == [
+        False, False, False]

@@ -186,3 +186,76 @@ def test_the_audit_world_moves_splits_and_merges():
     play_setup(built, streams, 3)
     made = built.protocol.decisions
     assert min(made["unit_moves"], made["block_moves"], made["splits"], made["merges"]) > 0
+
+
+def _routed_world(**params):
+    """The profile's split/merge audit world with release = "routed", at epsilon 1; a coarse
+    resolution settles users early, so most records reach the cluster streams."""
+    entry = get_algorithm(NAME)
+    return world_config(entry, entry.audit.worlds[0], 1.0, release="routed", resolution=5.0,
+                        **params)
+
+
+def _routed_rounds(cfg, variant=None):
+    """The recorded run's tape and the rounds (with their party) routed to a cluster sum."""
+    from privbandit.auditing.end_to_end import record
+    from privbandit.auditing.target import AuditTarget
+
+    tape = record(lambda: AuditTarget.of(NAME, cfg, variant=variant).play(3)).tape
+    return tape, [(f.round, f.facts["party"]) for f in tape.declared if f.facts.get("routed")]
+
+
+def test_routed_records_are_private_end_to_end_and_the_view_holds_the_masked_shares():
+    """release = "routed": a record on its user's stream moves that stream, one routed to a
+    cluster sum moves that stream's steps from its own on (masked shares included), within
+    the claim; the tape holds every secure step's masked shares and the routing."""
+    from privbandit.mechanisms import SecureStream
+
+    cfg = _routed_world()
+    tape, routed = _routed_rounds(cfg)
+    secure = [e for e in tape.entries if isinstance(e.mechanism, SecureStream)]
+    assert secure and all(e.view.shares.shape == (3, 2) for e in secure)  # 3 servers, d = 2
+    public = {getattr(e.mechanism, "name", "") for e in tape.entries}
+    assert {"routing", "clusters"} <= public  # who is settled, each cluster's stream; membership
+    rounds = [t for t, _ in routed]
+    assert rounds and rounds[0] > 4
+    report = audit_entry(NAME, cfg, 3, flips=(4, rounds[0], rounds[len(rounds) // 2]))
+    assert report.verdict == "consistent", report.describe()
+    assert report.findings[1].differing > 1  # every later step of the cluster stream
+
+
+def _unmasked(built):
+    from privbandit.audits.broken import UnmaskedShare
+
+    policy = built.protocol
+    return replace(built, protocol=ReleasedFederatedClub(
+        policy.config, policy.plan, world_clusters=policy.world_clusters,
+        masks=UnmaskedShare(0)))
+
+
+def test_a_cluster_sum_with_a_share_left_unmasked_is_caught_end_to_end():
+    """The control: server 0's share of every cluster-stream step reaches the aggregator
+    unmasked; flipping a record of server 0 routed to a cluster sum is a violation."""
+    cfg = _routed_world()
+    _, routed = _routed_rounds(cfg, _unmasked)
+    first = next(t for t, party in routed if party == 0)
+    report = audit_entry(NAME, cfg, 3, flips=(first,), variant=_unmasked)
+    assert report.verdict == "violation", report.describe()
+
+
+def test_routed_statement_ledgers_and_keys():
+    result = get_algorithm(NAME).run({**_config(2.0), "release": "routed", "keep": 0.2,
+                                      "settle": 1}, seed=1)
+    assert result.privacy.details["release"].startswith("routed")
+    assert "secure" in result.privacy.summary and "parallel composition" in result.privacy.summary
+    assert len(result.ledgers) == 10  # per local server: its users' streams, its cluster sums
+    per_user = get_algorithm(NAME).run({**_config(2.0), "resolution": 5.0}, seed=1)
+    routed = get_algorithm(NAME).run({**_config(2.0), "resolution": 5.0, "release": "routed"},
+                                     seed=1)
+    up = "bytes_by_direction"
+    assert routed.comm[up]["upload"] > per_user.comm[up]["upload"]  # the masked shares
+    assert all(lg["epsilon_spent"] <= 2.0 * (1 + 1e-9) for lg in result.ledgers)
+    with pytest.raises(ConfigError, match="mechanism.*'routed'"):
+        ReleasedPlan(1.0, 1e-5, 100, release="routed", mechanism="honaker")
+    with pytest.raises(ConfigError, match="keep"):
+        ReleasedPlan(1.0, 1e-5, 100, release="routed", keep=1.0)
