@@ -53,7 +53,6 @@ import numpy as np
 
 from privbandit.accounting.ledger import Ledger
 from privbandit.cascade import ReleasedSetCascade
-from privbandit.private import RewardStreams
 from privbandit.registry import get_algorithm
 from privbandit.runtime import Setup, play_setup, seed_streams
 from privbandit.studies.paired import compare, fieller_interval, mean_interval
@@ -93,16 +92,10 @@ class OneNoisePerCluster(KnownClusters):
     def __init__(self, *args, truth: np.ndarray, **kwargs) -> None:
         super().__init__(*args, truth=truth, **kwargs)
         smallest = int(np.bincount(np.unique(self.truth, return_inverse=True)[1]).min())
-        old, per_user = self.streams, self.streams.streams[0]
-        ample = [Ledger(old.ledgers[0].unit, 1e12, 0.5, accountant="exact-gaussian")
-                 for _ in old.ledgers]
-        displayed = self.plan.record == "displayed"
-        self.streams = RewardStreams(
-            [np.array([u]) for u in range(self.n_users)], self.dim, self.plan,
-            feature_bound=self.item_bound, failure=self.plan.failure / 2.0,
-            records_per_round=self.list_len if displayed else 1,
-            changed_records=2 if displayed else 1,
-            sigma=per_user.sigma / math.sqrt(smallest), ledgers=ample)
+        ample = [Ledger(ledger.unit, 1e12, 0.5, accountant="exact-gaussian")
+                 for ledger in self.streams.ledgers]
+        self.streams = self.reward_streams(
+            sigma=self.streams.streams[0].sigma / math.sqrt(smallest), ledgers=ample)
 
 
 def known_clusters(records: list[dict], setting: dict, horizon: int, epsilon: float

@@ -147,12 +147,7 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
         self.plan, self.schedule = plan, plan.releases
         self.beta = self._beta_value(1, 0.0)
         self.width_scale = self._width_scale(noise_width_scale, theta_bound)
-        displayed = plan.record == "displayed"
-        self.streams = RewardStreams([np.array([u]) for u in range(self.n_users)], self.dim,
-                                     plan, feature_bound=self.item_bound,
-                                     failure=plan.failure / 2.0,
-                                     records_per_round=self.list_len if displayed else 1,
-                                     changed_records=2 if displayed else 1)
+        self.streams = self.reward_streams()
         self.ridge = RewardNoiseRidge(self.dim, self.lam, noise_scale, theta_bound, confidence)
         self.publication = Publication("server")  # the partition and the models it sends
         self.sets = SetClusters(detection, self.n_users, start="alone",  # at every release
@@ -169,6 +164,16 @@ class ReleasedSetCascade(GuardedReports, _CascadeAgents):
         self._msg = (self.dim * self.dim + 2 * self.dim + 1) * 8  # Gram, moments, sum x, count
         self._noise_rng: np.random.Generator | None = None
         self._bootstrap: np.random.Generator | None = None
+
+    def reward_streams(self, **overrides: Any) -> RewardStreams:
+        """One reward-only stream per agent for the plan's records ("displayed": K records a
+        round, a click moving two of them; "first": one), calibrated to the plan's budget;
+        `overrides`: `RewardStreams`' sigma and ledgers."""
+        displayed = self.plan.record == "displayed"
+        return RewardStreams([np.array([u]) for u in range(self.n_users)], self.dim, self.plan,
+                             feature_bound=self.item_bound, failure=self.plan.failure / 2.0,
+                             records_per_round=self.list_len if displayed else 1,
+                             changed_records=2 if displayed else 1, **overrides)
 
     def _width_scale(self, value: float | str, theta_bound: float) -> float:
         """"matched": beta over one agent's theoretical radius (alpha_c = 0)."""
